@@ -1,0 +1,34 @@
+# The two commands a newcomer needs: `make run` (a default chaos run ending in a report)
+# and `make test`. Both set up what they need: the virtualenv, the Python packages and
+# the Kafka jars from Maven Central (cached in ~/.cache/kchaos).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.kchaos-installed
+
+.PHONY: setup jars test run lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP) jars
+
+jars: $(STAMP)
+	$(BIN)/kchaos kafka fetch
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+run: setup
+	$(BIN)/kchaos run $(RUN_ARGS)
+
+bench: setup
+	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	$(BIN)/kchaos clean

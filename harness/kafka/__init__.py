@@ -1,0 +1,1 @@
+"""The local Kafka cluster: jars from Maven Central, KRaft brokers as processes."""

@@ -1,0 +1,284 @@
+"""A KRaft Kafka cluster of 1 or 3 combined broker+controller nodes on 127.0.0.1.
+
+Each node is a `kafka.Kafka` JVM with a small heap, its storage formatted once; logs go
+to `<run>/kafka/broker-<id>.log`; every process is in the run's ProcessRegistry.
+Settings suit crash tests: replication that fits the cluster, no initial rebalance delay,
+short transaction and session timeouts.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import subprocess
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafka.errors import KafkaError
+
+from harness.errors import HarnessError, UsageError
+from harness.kafka.jars import LOG4J_CONFIG, classpath, kafka_libs, kafka_version, require_java
+from harness.procs import ProcessRegistry
+from kafka import KafkaAdminClient
+
+CLUSTER_FILE = "cluster.json"
+READY_TIMEOUT_S = 90.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def new_cluster_id() -> str:
+    """Kafka cluster ids are a UUID in URL-safe base64 without padding; like Kafka's own
+    Uuid.randomUuid, avoid a leading '-' (a command line would read it as an option)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
+@dataclass
+class BrokerNode:
+    node_id: int
+    port: int
+    controller_port: int
+    directory: Path
+    pid: int | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def properties_path(self) -> Path:
+        return self.directory / "server.properties"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.directory / "data"
+
+
+def broker_properties(node: BrokerNode, voters: str, cluster_size: int) -> str:
+    replication = min(3, cluster_size)
+    min_isr = 2 if cluster_size >= 3 else 1
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": node.node_id,
+        "listeners": f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "controller.quorum.voters": voters,
+        "log.dirs": node.data_dir,
+        "auto.create.topics.enable": "false",
+        "num.partitions": 4,
+        "default.replication.factor": replication,
+        "min.insync.replicas": min_isr,
+        "offsets.topic.replication.factor": replication,
+        "offsets.topic.num.partitions": 8,
+        "transaction.state.log.replication.factor": replication,
+        "transaction.state.log.min.isr": min_isr,
+        "transaction.state.log.num.partitions": 8,
+        # Crash tests: rebalance at once, time out dead members and transactions quickly.
+        "group.initial.rebalance.delay.ms": 0,
+        "group.min.session.timeout.ms": 1000,
+        "transaction.max.timeout.ms": 60000,
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
+        "transactional.id.expiration.ms": 3600000,
+        "log.retention.check.interval.ms": 5000,
+        "log.cleaner.backoff.ms": 1000,
+        "log.flush.interval.messages": 9223372036854775807,
+        "share.coordinator.state.topic.replication.factor": replication,
+        "share.coordinator.state.topic.min.isr": min_isr,
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+@dataclass
+class KafkaCluster:
+    """Start with `start()`, stop with `stop()`; nodes keep their data across restarts."""
+
+    run_dir: Path
+    registry: ProcessRegistry
+    size: int = 1
+    heap: str = "384m"
+    cluster_id: str = field(default_factory=new_cluster_id)
+    nodes: list[BrokerNode] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.size not in (1, 3):
+            raise UsageError(f"--brokers {self.size}: kchaos runs clusters of 1 or 3 nodes")
+        if not self.nodes:
+            self.nodes = [
+                BrokerNode(n, free_port(), free_port(), self.run_dir / "kafka" / f"node-{n}")
+                for n in range(1, self.size + 1)
+            ]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(node.address for node in self.nodes)
+
+    def node(self, node_id: int) -> BrokerNode:
+        for node in self.nodes:
+            if node.node_id == node_id:
+                return node
+        raise UsageError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        java = require_java()
+        libs = kafka_libs()
+        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
+        for node in self.nodes:
+            node.directory.mkdir(parents=True, exist_ok=True)
+            node.properties_path.write_text(broker_properties(node, voters, self.size))
+        with ThreadPoolExecutor(len(self.nodes)) as pool:  # one JVM start each: overlap them
+            list(pool.map(lambda n: self._format(java, libs, n), self.nodes))
+        for node in self.nodes:
+            self._launch(java, libs, node)
+        self._save()
+        self.wait_ready(timeout_s)
+
+    def stop(self) -> None:
+        # In parallel: a lone survivor's controlled shutdown waits for a quorum that the
+        # nodes stopped before it no longer form.
+        with ThreadPoolExecutor(len(self.nodes)) as pool:
+            list(pool.map(lambda n: self.stop_broker(n.node_id), self.nodes))
+
+    def stop_broker(self, node_id: int) -> None:
+        """Graceful shutdown (SIGTERM, controlled shutdown)."""
+        node = self.node(node_id)
+        if node.pid is not None:
+            self.registry.stop(node.pid, grace_s=30.0)
+            node.pid = None
+            self._save()
+
+    def kill_broker(self, node_id: int) -> None:
+        """SIGKILL: no controlled shutdown, unflushed page-cache writes stay in the OS."""
+        node = self.node(node_id)
+        if node.pid is not None:
+            self.registry.kill(node.pid)
+            node.pid = None
+            self._save()
+
+    def restart_broker(self, node_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Start a stopped or killed broker again on the same data and ports."""
+        node = self.node(node_id)
+        if node.pid is None:
+            self._launch(require_java(), kafka_libs(), node)
+            self._save()
+        self.wait_ready(timeout_s, expected=self.running_ids())
+
+    def running_ids(self) -> set[int]:
+        alive = set()
+        for node in self.nodes:
+            if node.pid is not None:
+                popen_record = self.registry.record(node.pid)
+                if popen_record is not None:
+                    alive.add(node.node_id)
+        return alive
+
+    def wait_ready(self, timeout_s: float, expected: set[int] | None = None) -> None:
+        """Poll with an admin call until every expected broker is registered."""
+        expected = expected if expected is not None else {n.node_id for n in self.nodes}
+        deadline = time.monotonic() + timeout_s
+        last_error = "no answer"
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                brokers = describe_brokers(self.bootstrap)
+                if expected <= brokers:
+                    return
+                last_error = f"brokers registered: {sorted(brokers)}"
+            except KafkaError as exc:
+                last_error = type(exc).__name__
+            time.sleep(0.3)
+        raise HarnessError(
+            f"Kafka not ready after {timeout_s:.0f}s ({last_error}): see {self.run_dir / 'kafka'}"
+        )
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _java_argv(self, java: str, libs: Path, main: str) -> list[str]:
+        return [
+            java,
+            f"-Xms{self.heap}",
+            f"-Xmx{self.heap}",
+            "-XX:+UseG1GC",
+            "-XX:MaxGCPauseMillis=20",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+            "-cp",
+            classpath(libs),
+            main,
+        ]
+
+    def _format(self, java: str, libs: Path, node: BrokerNode) -> None:
+        if (node.data_dir / "meta.properties").exists():
+            return
+        argv = [
+            *self._java_argv(java, libs, "kafka.tools.StorageTool"),
+            "format", "-t", self.cluster_id, "-c", str(node.properties_path),
+        ]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            tail = (result.stdout + result.stderr).strip().splitlines()[-1:] or ["no output"]
+            raise HarnessError(f"formatting Kafka node {node.node_id} failed: {tail[0]}")
+
+    def _launch(self, java: str, libs: Path, node: BrokerNode) -> None:
+        argv = [*self._java_argv(java, libs, "kafka.Kafka"), str(node.properties_path)]
+        log = self.run_dir / "kafka" / f"broker-{node.node_id}.log"
+        node.pid = self.registry.spawn(f"kafka-{node.node_id}", argv, log).pid
+
+    def _check_alive(self) -> None:
+        for node in self.nodes:
+            if node.pid is None:
+                continue
+            record = self.registry.record(node.pid)
+            popen_dead = record is None or not _pid_alive(node.pid)
+            if popen_dead:
+                log = self.run_dir / "kafka" / f"broker-{node.node_id}.log"
+                raise HarnessError(f"Kafka node {node.node_id} exited at start: see {log}")
+
+    def _save(self) -> None:
+        info = {
+            "version": kafka_version(),
+            "cluster_id": self.cluster_id,
+            "bootstrap": self.bootstrap,
+            "nodes": [
+                {"node_id": n.node_id, "port": n.port, "controller_port": n.controller_port,
+                 "pid": n.pid}
+                for n in self.nodes
+            ],
+        }
+        (self.run_dir / CLUSTER_FILE).write_text(json.dumps(info, indent=1))
+
+
+def _pid_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def describe_brokers(bootstrap: str) -> set[int]:
+    """The ids of the brokers the cluster reports (raises KafkaError if unreachable)."""
+    admin = KafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=3000
+    )
+    try:
+        brokers = admin.describe_cluster()["brokers"]
+        return {int(b["broker_id"]) for b in brokers if not b.get("is_fenced")}
+    finally:
+        admin.close()

@@ -1,0 +1,78 @@
+"""`kchaos kafka up|status|fetch`."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+
+from kafka.errors import KafkaError
+
+from harness.console import err, out
+from harness.errors import UsageError
+from harness.kafka.cluster import CLUSTER_FILE, KafkaCluster, describe_brokers
+from harness.kafka.jars import kafka_libs, kafka_version
+from harness.procs import ProcessRegistry, is_same_process, load_records
+from harness.results import new_run_dir, read_json
+
+
+def fetch() -> int:
+    with err.status(f"fetching Kafka {kafka_version()} jars from Maven Central"):
+        libs = kafka_libs()
+    out.print(f"Kafka {kafka_version()} jars in {libs}")
+    return 0
+
+
+def up(results_dir: Path, brokers: int) -> int:
+    """Start a cluster and keep it until Ctrl-C (or SIGTERM)."""
+    run_dir = new_run_dir(results_dir, f"kafka-{brokers}")
+    registry = ProcessRegistry(run_dir)
+    cluster = KafkaCluster(run_dir, registry, size=brokers)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        started = time.monotonic()
+        with err.status(f"starting {brokers} Kafka node(s) in {run_dir}"):
+            cluster.start()
+        out.print(
+            f"[green]Kafka {kafka_version()} ready[/] in {time.monotonic() - started:.1f}s: "
+            f"bootstrap [bold]{cluster.bootstrap}[/]  (Ctrl-C stops it)"
+        )
+        out.print(cluster.bootstrap, highlight=False, soft_wrap=True, markup=False)
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        with err.status("stopping Kafka"):
+            registry.stop_all()
+    return 0
+
+
+def status(results_dir: Path) -> int:
+    """Every cluster under the results folder that still has a live broker."""
+    found = False
+    for cluster_file in sorted(results_dir.glob(f"*/{CLUSTER_FILE}")):
+        records = [r for r in load_records(cluster_file.parent / "pids.json") if is_same_process(r)]
+        brokers = [r for r in records if r.name.startswith("kafka-")]
+        if not brokers:
+            continue
+        found = True
+        info = read_json(cluster_file)
+        try:
+            registered = sorted(describe_brokers(info["bootstrap"]))
+            state = f"[green]up[/], brokers {registered}"
+        except KafkaError as exc:
+            state = f"[red]not answering[/] ({type(exc).__name__})"
+        pids = ", ".join(str(r.pid) for r in brokers)
+        out.print(f"{cluster_file.parent.name}: {info['bootstrap']} {state} (pids {pids})")
+    if not found:
+        out.print("no running kchaos Kafka cluster")
+    return 0
+
+
+def validate_brokers(brokers: int) -> int:
+    if brokers not in (1, 3):
+        raise UsageError(f"--brokers {brokers}: kchaos runs clusters of 1 or 3 nodes")
+    return brokers

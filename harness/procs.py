@@ -1,0 +1,186 @@
+"""Every process the harness starts, recorded in `<run>/pids.json`, stopped by PID.
+
+A harness that is SIGKILLed cannot clean up after itself; `kchaos clean` reads the
+recorded PIDs (with each process's start time, so a recycled PID is never killed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import psutil
+
+PIDS_FILE = "pids.json"
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    name: str
+    pid: int
+    create_time: float
+    argv: tuple[str, ...]
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def is_same_process(record: ProcessRecord) -> bool:
+    """True if the PID still names the process we started (not a recycled PID)."""
+    try:
+        proc = psutil.Process(record.pid)
+        return (
+            abs(proc.create_time() - record.create_time) < 1.0
+            and proc.status() != psutil.STATUS_ZOMBIE
+        )
+    except psutil.Error:
+        return False
+
+
+def stop_process(record: ProcessRecord, grace_s: float = 10.0) -> None:
+    """SIGTERM, wait up to `grace_s`, then SIGKILL; resumes a SIGSTOPped process first."""
+    if not is_same_process(record):
+        return
+    try:
+        os.kill(record.pid, signal.SIGCONT)
+        os.kill(record.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and is_same_process(record):
+        time.sleep(0.1)
+    kill_process(record)
+
+
+def kill_process(record: ProcessRecord) -> None:
+    if is_same_process(record):
+        try:
+            os.kill(record.pid, signal.SIGKILL)
+            psutil.Process(record.pid).wait(timeout=10)
+        except (ProcessLookupError, psutil.Error):
+            pass
+
+
+class ProcessRegistry:
+    """Starts processes and keeps `pids.json` in the run folder in step with them."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / PIDS_FILE
+        self._lock = threading.Lock()
+        self._records: dict[int, ProcessRecord] = {}
+        self._popens: dict[int, subprocess.Popen[bytes]] = {}
+        if self.path.exists():
+            self._records = {r.pid: r for r in load_records(self.path)}
+
+    def spawn(
+        self,
+        name: str,
+        argv: Sequence[str],
+        log_path: Path,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> subprocess.Popen[bytes]:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as log:
+            # A session of its own: Ctrl-C at the terminal reaches the harness only,
+            # which then stops its children in order.
+            popen = subprocess.Popen(
+                list(argv),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        record = ProcessRecord(
+            name=name,
+            pid=popen.pid,
+            create_time=psutil.Process(popen.pid).create_time(),
+            argv=tuple(argv),
+        )
+        with self._lock:
+            self._records[popen.pid] = record
+            self._popens[popen.pid] = popen
+            self._save()
+        return popen
+
+    def record(self, pid: int) -> ProcessRecord | None:
+        with self._lock:
+            return self._records.get(pid)
+
+    def forget(self, pid: int) -> None:
+        """Drop a process that has exited (reaping it if it was ours)."""
+        with self._lock:
+            self._records.pop(pid, None)
+            popen = self._popens.pop(pid, None)
+            self._save()
+        if popen is not None:
+            popen.poll()
+
+    def stop(self, pid: int, grace_s: float = 10.0) -> None:
+        record = self.record(pid)
+        if record is not None:
+            stop_process(record, grace_s)
+        self.forget(pid)
+
+    def kill(self, pid: int) -> None:
+        record = self.record(pid)
+        if record is not None:
+            kill_process(record)
+        self.forget(pid)
+
+    def stop_all(self, grace_s: float = 10.0) -> None:
+        # Newest first: workers before the brokers they talk to.
+        with self._lock:
+            records = sorted(self._records.values(), key=lambda r: -r.create_time)
+        for record in records:
+            self.stop(record.pid, grace_s)
+
+    def _save(self) -> None:
+        payload = [asdict(r) for r in self._records.values()]
+        _write_atomically(self.path, json.dumps(payload, indent=1))
+
+
+def load_records(path: Path) -> list[ProcessRecord]:
+    """The records of one pids.json; a corrupt file yields nothing rather than a crash."""
+    try:
+        raw = json.loads(path.read_text())
+        return [
+            ProcessRecord(r["name"], int(r["pid"]), float(r["create_time"]), tuple(r["argv"]))
+            for r in raw
+        ]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def recorded_processes(results_dir: Path) -> Iterator[tuple[Path, ProcessRecord]]:
+    """Every still-running process recorded under any run folder of `results_dir`."""
+    for pids_file in sorted(results_dir.glob(f"*/{PIDS_FILE}")):
+        for record in load_records(pids_file):
+            if is_same_process(record):
+                yield pids_file, record
+
+
+def clean(results_dir: Path) -> list[ProcessRecord]:
+    """Stop everything a crashed harness left behind; returns what was stopped."""
+    stopped: list[ProcessRecord] = []
+    by_file: dict[Path, list[ProcessRecord]] = {}
+    for pids_file, record in recorded_processes(results_dir):
+        by_file.setdefault(pids_file, []).append(record)
+    for pids_file, records in by_file.items():
+        for record in sorted(records, key=lambda r: -r.create_time):
+            stop_process(record, grace_s=5.0)
+            stopped.append(record)
+        _write_atomically(pids_file, "[]")
+    return stopped
