@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from rich.markup import escape
+
 from harness.console import err
 from harness.errors import EXIT_BAD_INPUT, EXIT_HARNESS_FAILED, HarnessError, UsageError
 from harness.results import DEFAULT_RESULTS_DIR
@@ -78,16 +80,20 @@ def build_parser() -> Parser:
     return parser
 
 
+def _say_one_line(prefix: str, exc: Exception) -> None:
+    err.print(f"[red]{prefix}[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler: Handler = args.handler
         return handler(args)
     except UsageError as exc:
-        err.print(f"[red]kchaos:[/] {exc}", highlight=False)
+        _say_one_line("kchaos:", exc)
         return EXIT_BAD_INPUT
     except HarnessError as exc:
-        err.print(f"[red]kchaos: harness failed:[/] {exc}", highlight=False)
+        _say_one_line("kchaos: harness failed:", exc)
         return EXIT_HARNESS_FAILED
     except KeyboardInterrupt:
         err.print("[yellow]kchaos: interrupted[/]")
