@@ -1,0 +1,109 @@
+"""Judge one run: load its history, run every check, write `results.json`.
+
+`check_run` never raises for a bad history or a failing check: a check that throws is
+`unknown` with the error text, and if Spark itself cannot start or load, every check is
+`unknown`. Figures time each phase so the bench and reports can show where time goes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from checker.checks import CHECKS, Check
+from checker.frames import Frames, load_frames
+from checker.meta import Meta, load_meta
+from checker.model import CheckResult, compose, unknown
+from checker.session import start_spark
+
+RESULTS_FILE = "results.json"
+
+
+def _error_text(exc: BaseException) -> str:
+    # The last line of a Py4J/Spark error is usually the useful one; keep it short.
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return text if len(text) <= 2000 else text[:2000] + " ..."
+
+
+def run_checks(
+    spark: Any, frames: Frames, meta: Meta, checks: Mapping[str, Check] = CHECKS
+) -> tuple[dict[str, CheckResult], dict[str, float]]:
+    results: dict[str, CheckResult] = {}
+    seconds: dict[str, float] = {}
+    for name, check in checks.items():
+        t = time.perf_counter()
+        try:
+            results[name] = check(spark, frames, meta)
+        except Exception as exc:  # a broken check is "unknown", never a crashed run
+            results[name] = unknown(_error_text(exc))
+        seconds[name] = round(time.perf_counter() - t, 3)
+    return results, seconds
+
+
+def results_document(
+    results: Mapping[str, CheckResult], figures: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "verdict": compose(r.valid for r in results.values()),
+        "checks": {name: r.to_json() for name, r in results.items()},
+        "anomaly_counts": {name: r.count for name, r in results.items() if r.count},
+        "figures": dict(figures),
+    }
+
+
+def check_history(
+    history_dir: Path, spark_master: str | None = None, *, spark: Any = None
+) -> dict[str, Any]:
+    """Judge `history_dir` and return the results document (nothing written). A given
+    `spark` session is used and left running (tests share one); otherwise one is started
+    and stopped here."""
+    t0 = time.perf_counter()
+    figures: dict[str, Any] = {"spark_master": spark_master or "local[*]"}
+    try:
+        meta = load_meta(history_dir)
+    except (OSError, ValueError) as exc:
+        err = f"cannot read {history_dir}/meta.json: {_error_text(exc)}"
+        return results_document({name: unknown(err) for name in CHECKS}, figures)
+    own = spark is None
+    frames: Frames | None = None
+    try:
+        t = time.perf_counter()
+        if own:
+            spark = start_spark(spark_master)
+        figures["spark_start_s"] = round(time.perf_counter() - t, 3)
+        t = time.perf_counter()
+        frames = load_frames(spark, history_dir)
+        events = frames.persist()
+        figures["load_s"] = round(time.perf_counter() - t, 3)
+        figures["events"] = events
+        results, seconds = run_checks(spark, frames, meta)
+        figures["check_s"] = seconds
+    except Exception as exc:  # Spark could not start or load: nothing can be decided
+        err = f"checker failed before the checks: {_error_text(exc)}"
+        results = {name: unknown(err) for name in CHECKS}
+    finally:
+        if frames is not None:
+            frames.unpersist()
+        if own and spark is not None:
+            spark.stop()
+    total = time.perf_counter() - t0
+    figures["total_s"] = round(total, 3)
+    if figures.get("events"):
+        figures["events_per_s"] = round(figures["events"] / total, 1)
+    return results_document(results, figures)
+
+
+def check_run(
+    run_dir: Path, spark_master: str | None = None, *, spark: Any = None
+) -> dict[str, Any]:
+    """Judge `run_dir/history/`, write `run_dir/results.json`, return its content."""
+    run_dir = Path(run_dir)
+    doc = check_history(run_dir / "history", spark_master, spark=spark)
+    tmp = run_dir / (RESULTS_FILE + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=False, default=str) + "\n")
+    tmp.replace(run_dir / RESULTS_FILE)
+    return doc

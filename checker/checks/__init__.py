@@ -1,0 +1,32 @@
+"""The anomaly checks of DESIGN.md section 6, in report order.
+
+Each is a pure function `(spark, frames, meta) -> CheckResult` over the collected history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import SparkSession
+
+from checker.checks.availability import unavailable
+from checker.checks.balances import lost_history, wrong_balance
+from checker.checks.checkpoints import stale_checkpoint
+from checker.checks.events import dedup_skip, duplicate_output, lost_event
+from checker.checks.global_table import stale_global
+from checker.frames import Frames
+from checker.meta import Meta
+from checker.model import CheckResult
+
+Check = Callable[[SparkSession, Frames, Meta], CheckResult]
+
+CHECKS: dict[str, Check] = {
+    "dedup-skip": dedup_skip,
+    "lost-event": lost_event,
+    "duplicate-output": duplicate_output,
+    "lost-history": lost_history,
+    "wrong-balance": wrong_balance,
+    "stale-checkpoint": stale_checkpoint,
+    "stale-global": stale_global,
+    "unavailable": unavailable,
+}

@@ -1,0 +1,49 @@
+"""unavailable: after healing, the group did not drain its input in time, or a pod died and
+stayed dead. Decided from the harness's run facts; the offsets and traces only explain."""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from checker.examples import row_dict, trace_dict
+from checker.frames import Frames
+from checker.meta import Meta
+from checker.model import MAX_EXAMPLES, UNKNOWN, CheckResult
+
+LAST_EVENTS = 5
+
+
+def unavailable(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
+    if meta.drained is None:
+        return CheckResult(valid=UNKNOWN, error="meta.json does not say whether the run drained")
+    examples: list[dict] = []
+    if not meta.drained:
+        lag = (
+            frames.offsets.where(F.coalesce(F.col("committed"), F.lit(0)) < F.col("end"))
+            .orderBy("partition")
+            .collect()
+        )
+        examples.append(
+            {
+                "reason": "not-drained",
+                "drain_seconds": meta.drain_seconds,
+                "lagging_partitions": [row_dict(r) for r in lag],
+            }
+        )
+    for pod in meta.dead_pods[: MAX_EXAMPLES - len(examples)]:
+        last = (
+            frames.traces.where(F.col("pod") == pod)
+            .orderBy(F.col("ts_ns").desc())
+            .limit(LAST_EVENTS)
+            .collect()
+        )
+        examples.append(
+            {
+                "reason": "dead-pod",
+                "pod": pod,
+                "last_events": [trace_dict(r) for r in reversed(last)],
+            }
+        )
+    count = (0 if meta.drained else 1) + len(meta.dead_pods)
+    return CheckResult(valid=count == 0, count=count, examples=tuple(examples))

@@ -1,0 +1,102 @@
+"""Event-level checks: every committed event id has exactly one committed output.
+
+- dedup-skip: a first occurrence with no output, skipped as seen at that very position
+  (the worker's `dedup-skip` trace names partition and offset);
+- lost-event: a first occurrence with no output and no such skip;
+- duplicate-output: an event id with more than one output. At-least-once allows this
+  (a crash between output and offset commit re-processes), so under that guarantee the
+  check reports the duplicates but stays valid.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from checker.examples import row_dict, skip_traces, with_context
+from checker.frames import Frames, trace_field
+from checker.meta import AT_LEAST_ONCE, Meta
+from checker.model import MAX_EXAMPLES, CheckResult
+
+TOLERATED_NOTE = (
+    "at_least_once allows re-processing after a crash: duplicates are reported but do "
+    "not make the run invalid"
+)
+_FIRST_COLS = ("partition", "offset", "timestamp_ms", "event_id", "account", "amount")
+
+
+def _skips(frames: Frames) -> DataFrame:
+    return (
+        frames.traces.where(F.col("event") == "dedup-skip")
+        .select(
+            trace_field("partition").cast("int").alias("partition"),
+            trace_field("offset").cast("bigint").alias("offset"),
+        )
+        .distinct()
+    )
+
+
+def _missing(frames: Frames, skipped: bool) -> DataFrame:
+    how = "left_semi" if skipped else "left_anti"
+    return frames.missing_output.join(_skips(frames), ["partition", "offset"], how)
+
+
+def _report(frames: Frames, rows: DataFrame) -> CheckResult:
+    count = rows.count()
+    if count == 0:
+        return CheckResult(valid=True)
+    found = [
+        row_dict(r)
+        for r in rows.select(*_FIRST_COLS)
+        .orderBy("partition", "offset")
+        .limit(MAX_EXAMPLES)
+        .collect()
+    ]
+    skips = skip_traces(frames.traces, [a["event_id"] for a in found])
+    examples = tuple(
+        {**e, "skips": skips.get(e["event_id"], [])} for e in with_context(frames, found)
+    )
+    return CheckResult(valid=False, count=count, examples=examples)
+
+
+def dedup_skip(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
+    return _report(frames, _missing(frames, skipped=True))
+
+
+def lost_event(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
+    return _report(frames, _missing(frames, skipped=False))
+
+
+def duplicate_output(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
+    # Only event ids with a non-first output can be duplicated: a filter, not a full
+    # aggregation over every output.
+    dups = frames.committed_output.where(~F.col("is_first_output")).select("event_id").distinct()
+    count = dups.count()
+    if count == 0:
+        return CheckResult(valid=True)
+    ids = [r["event_id"] for r in dups.orderBy("event_id").limit(MAX_EXAMPLES).collect()]
+    outs = (
+        frames.committed_output.where(F.col("event_id").isin(ids))
+        .select(*frames.output.columns)
+        .orderBy("partition", "offset")
+        .collect()
+    )
+    ins = (
+        frames.committed_input.where(F.col("event_id").isin(ids))
+        .select(*_FIRST_COLS)
+        .orderBy("partition", "offset")
+        .collect()
+    )
+    examples = []
+    for eid in ids:
+        mine = [row_dict(r) for r in outs if r["event_id"] == eid][:MAX_EXAMPLES]
+        occurrences = [row_dict(r) for r in ins if r["event_id"] == eid][:MAX_EXAMPLES]
+        examples.append({"event_id": eid, "outputs": mine, "input": occurrences})
+    # At-least-once promises no more than "at least once": report, do not fail.
+    tolerated = meta.guarantee == AT_LEAST_ONCE
+    return CheckResult(
+        valid=tolerated,
+        count=count,
+        examples=tuple(examples),
+        note=TOLERATED_NOTE if tolerated else None,
+    )

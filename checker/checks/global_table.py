@@ -1,0 +1,79 @@
+"""stale-global: the join used no account value, or an older one, though a newer one had
+been in the accounts topic for long enough.
+
+An output is stale if, for its account, the accounts topic has
+- a record acknowledged (record timestamp) before the event was sent (input record
+  timestamp) while the output's `global_version` is null, or
+- a record with a higher version than the output's, acknowledged more than the bound
+  (meta.stale_global_bound_s, default 30 s) before the send: a global thread may lag the
+  topic a little, never that much.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from checker.examples import row_dict, with_context
+from checker.frames import Frames
+from checker.meta import Meta
+from checker.model import MAX_EXAMPLES, CheckResult
+
+_COLS = (
+    "event_id",
+    "account",
+    "global_version",
+    "partition",
+    "offset",
+    "in_partition",
+    "in_offset",
+    "sent_ms",
+)
+
+
+def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
+    bound_ms = int(meta.stale_global_bound_s * 1000)
+    acc = frames.accounts.select(
+        F.col("account").alias("_a"),
+        F.col("timestamp_ms").alias("_ts"),
+        F.col("version").alias("_v"),
+    )
+    outs = frames.committed_output.where(F.col("sent_ms").isNotNull())
+    g = F.col("global_version")
+    stale_when = (outs["account"] == acc["_a"]) & (
+        (g.isNull() & (acc["_ts"] < outs["sent_ms"]))
+        | ((acc["_ts"] + F.lit(bound_ms) < outs["sent_ms"]) & (acc["_v"] > g))
+    )
+    # A semi join: the accounts side is small (one row per version), the outputs are not.
+    stale = outs.join(acc, stale_when, "left_semi")
+    count = stale.count()
+    if count == 0:
+        return CheckResult(valid=True)
+    rows = [
+        r.asDict()
+        for r in stale.select(*_COLS)
+        .orderBy("in_partition", "in_offset")
+        .limit(MAX_EXAMPLES)
+        .collect()
+    ]
+    names = sorted({r["account"] for r in rows})
+    versions = frames.accounts.where(F.col("account").isin(names)).orderBy("offset").collect()
+    examples = with_context(
+        frames, rows, partition_key="in_partition", offset_key="in_offset", time_ms_key="sent_ms"
+    )
+    return CheckResult(
+        valid=False,
+        count=count,
+        examples=tuple(
+            {
+                **e,
+                "accounts": [
+                    row_dict(v)
+                    for v in versions
+                    if v["account"] == e["account"] and v["timestamp_ms"] <= e["sent_ms"]
+                ][-MAX_EXAMPLES:],
+            }
+            for e in examples
+        ),
+        details={"bound_s": meta.stale_global_bound_s},
+    )

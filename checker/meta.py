@@ -1,0 +1,52 @@
+"""The run facts the checks need besides the records (`history/meta.json`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.schema import META_FILE
+
+EXACTLY_ONCE_V2 = "exactly_once_v2"
+AT_LEAST_ONCE = "at_least_once"
+# How long after an accounts record was acknowledged a join may still see an older value
+# (the global thread lags the topic); overridable per run with meta.stale_global_bound_s.
+DEFAULT_STALE_GLOBAL_BOUND_S = 30.0
+
+
+@dataclass(frozen=True)
+class Meta:
+    guarantee: str
+    partitions: int | None = None
+    application_id: str | None = None
+    drained: bool | None = None  # None: the harness did not say (unavailable -> unknown)
+    drain_seconds: float | None = None
+    dead_pods: tuple[str, ...] = ()
+    stale_global_bound_s: float = DEFAULT_STALE_GLOBAL_BOUND_S
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.guarantee == EXACTLY_ONCE_V2
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Meta:
+        dead = data.get("dead_pods") or ()
+        bound = data.get("stale_global_bound_s")
+        return Meta(
+            guarantee=str(data.get("guarantee", "")),
+            partitions=data.get("partitions"),
+            application_id=data.get("application_id"),
+            drained=data.get("drained"),
+            drain_seconds=data.get("drain_seconds"),
+            dead_pods=tuple(str(p) for p in dead),
+            stale_global_bound_s=(DEFAULT_STALE_GLOBAL_BOUND_S if bound is None else float(bound)),
+            raw=dict(data),
+        )
+
+
+def load_meta(history_dir: Path) -> Meta:
+    return Meta.from_json(json.loads((history_dir / META_FILE).read_text()))
