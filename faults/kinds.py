@@ -1,0 +1,194 @@
+"""The fault kinds of DESIGN.md §5: each applies to its target and heals.
+
+Faults act on pods from the outside (signals, volumes, the control file, broker admin
+calls); the only help they take from the worker is the control file's checkpoint delay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from faults.model import Step
+from faults.platform import Platform
+
+
+class Brokers(Protocol):
+    def stop_broker(self, node_id: int) -> None: ...
+    def kill_broker(self, node_id: int) -> None: ...
+    def restart_broker(self, node_id: int) -> None: ...
+
+
+class GlobalTopic(Protocol):
+    """The accounts (global) topic, as the nemesis may disturb it."""
+
+    def end_offset(self) -> int: ...
+    def republish(self) -> int:
+        """Write every account again (a new version); returns how many."""
+        ...
+    def delete_before(self, offset: int) -> None: ...
+
+
+@dataclass
+class FaultContext:
+    platform: Platform
+    brokers: Brokers | None
+    global_topic: GlobalTopic | None
+    application_id: str
+
+
+Details = dict[str, Any]
+
+
+def _broker_id(step: Step) -> int:
+    return int(step.target.removeprefix("broker-"))
+
+
+def write_control(path: Path, **settings: Any) -> None:
+    """The fault-injection hook: a small JSON file the worker re-reads when it changes."""
+    current: dict[str, Any] = {}
+    if path.exists():
+        try:
+            current = json.loads(path.read_text())
+        except ValueError:
+            current = {}
+    current.update(settings)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(current))
+    os.replace(tmp, path)
+
+
+def read_global_checkpoint(volume: Path, application_id: str) -> int | None:
+    """The highest offset in the pod's global-store checkpoint, if it has one."""
+    path = volume / application_id / "global" / ".checkpoint"
+    try:
+        lines = path.read_text().split("\n")
+        return max(int(line.split()[2]) for line in lines[2:] if line.strip())
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _kill(ctx: FaultContext, step: Step) -> Details:
+    ctx.platform.kill_pod(step.target)
+    return {}
+
+
+def _stop(ctx: FaultContext, step: Step) -> Details:
+    ctx.platform.stop_pod(step.target)
+    return {}
+
+
+def _start(ctx: FaultContext, step: Step) -> Details:
+    ctx.platform.start_pod(step.target)
+    return {}
+
+
+def _pause(ctx: FaultContext, step: Step) -> Details:
+    ctx.platform.pause_pod(step.target)
+    return {}
+
+
+def _resume(ctx: FaultContext, step: Step) -> Details:
+    ctx.platform.resume_pod(step.target)
+    return {}
+
+
+def _move(ctx: FaultContext, step: Step) -> Details:
+    pod = ctx.platform.pod(step.target)
+    nodes = ctx.platform.nodes()
+    destination = step.params.get("node") or nodes[(nodes.index(pod.node) + 1) % len(nodes)]
+    source = pod.node
+    ctx.platform.move_pod(step.target, destination, bool(step.params.get("keep_volume", True)))
+    return {"from": source, "to": destination}
+
+
+def _scale_out(ctx: FaultContext, step: Step) -> Details:
+    nodes = ctx.platform.nodes()
+    node = step.params.get("node") or nodes[len(ctx.platform.pods()) % len(nodes)]
+    ctx.platform.add_pod(step.target, node)
+    return {"node": node}
+
+
+def _scale_in(ctx: FaultContext, step: Step) -> Details:
+    ctx.platform.stop_pod(step.target)
+    return {}
+
+
+def _delay_checkpoint(ctx: FaultContext, step: Step) -> Details:
+    ms = int(step.params.get("ms", 2000))
+    write_control(ctx.platform.control_path(step.target), checkpoint_delay_ms=ms)
+    return {"ms": ms}
+
+
+def _undelay_checkpoint(ctx: FaultContext, step: Step) -> Details:
+    write_control(ctx.platform.control_path(step.target), checkpoint_delay_ms=0)
+    return {}
+
+
+def _truncate_global(ctx: FaultContext, step: Step) -> Details:
+    """Make the pod's global checkpoint point below the topic's log start: stop the pod,
+    write every account again (so the topic still holds each one), delete the records
+    before that re-publication, restart the pod."""
+    if ctx.global_topic is None:
+        raise RuntimeError("truncate-global needs the accounts topic")
+    ctx.platform.kill_pod(step.target)
+    checkpoint = read_global_checkpoint(ctx.platform.volume(step.target), ctx.application_id)
+    cut = ctx.global_topic.end_offset()
+    republished = ctx.global_topic.republish()
+    ctx.global_topic.delete_before(cut)
+    ctx.platform.start_pod(step.target)
+    return {"global_checkpoint": checkpoint, "deleted_before": cut, "republished": republished}
+
+
+def _kill_broker(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.brokers is not None, "broker faults need the local cluster"
+    ctx.brokers.kill_broker(_broker_id(step))
+    return {}
+
+
+def _stop_broker(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.brokers is not None, "broker faults need the local cluster"
+    ctx.brokers.stop_broker(_broker_id(step))
+    return {}
+
+
+def _restart_broker(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.brokers is not None, "broker faults need the local cluster"
+    ctx.brokers.restart_broker(_broker_id(step))
+    return {}
+
+
+def _nothing(ctx: FaultContext, step: Step) -> Details:
+    return {}
+
+
+Action = Callable[[FaultContext, Step], Details]
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    name: str
+    apply: Action
+    heal: Action
+    targets: str  # "pod", "new-pod" or "broker"
+
+
+FAULT_KINDS: dict[str, FaultKind] = {
+    k.name: k
+    for k in (
+        FaultKind("kill", _kill, _start, "pod"),
+        FaultKind("stop", _stop, _start, "pod"),
+        FaultKind("pause", _pause, _resume, "pod"),
+        FaultKind("move", _move, _nothing, "pod"),
+        FaultKind("scale-out", _scale_out, _scale_in, "new-pod"),
+        FaultKind("scale-in", _scale_in, _start, "pod"),
+        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod"),
+        FaultKind("truncate-global", _truncate_global, _nothing, "pod"),
+        FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
+        FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
+    )
+}

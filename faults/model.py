@@ -1,0 +1,79 @@
+"""A fault plan is plain data: steps, each a fault kind, a target, parameters, a trigger.
+
+`plan.json` is this data plus what happened (`applied_at_s`, `healed_at_s`, `status`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Conditions a trigger can wait for, observed from the pod's trace and volume.
+CONDITIONS = (
+    "restored",  # the pod's trace shows a restore-end after the step was armed
+    "checkpoint-in-running",  # a .checkpoint file sits in a RUNNING exactly-once task dir
+    "commits",  # `count` transaction commits by the pod after the step was armed
+)
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Fire at `at_s` seconds into the load phase, or (with `condition`) at the first moment
+    after `at_s` when the condition holds. A condition that never holds fires anyway after
+    `timeout_s`, so the fixed worker runs the very same plan as a buggy one."""
+
+    at_s: float
+    condition: str | None = None
+    count: int = 1
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class Step:
+    id: int
+    fault: str
+    target: str
+    trigger: Trigger
+    params: dict[str, Any] = field(default_factory=dict)
+    heal_after_s: float | None = None  # None: the fault heals itself or at the end of load
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> Step:
+        return Step(
+            id=int(raw["id"]),
+            fault=str(raw["fault"]),
+            target=str(raw["target"]),
+            trigger=Trigger(**raw["trigger"]),
+            params=dict(raw.get("params", {})),
+            heal_after_s=raw.get("heal_after_s"),
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    seed: int
+    profile: str
+    steps: tuple[Step, ...]
+    # Settings the profile needs from the run (e.g. standbys for KAFKA-8187), applied
+    # unless the user set them explicitly.
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "profile": self.profile,
+            "config": self.config,
+            "steps": [s.to_json() for s in self.steps],
+        }
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> Plan:
+        return Plan(
+            seed=int(raw["seed"]),
+            profile=str(raw["profile"]),
+            steps=tuple(Step.from_json(s) for s in raw["steps"]),
+            config=dict(raw.get("config", {})),
+        )

@@ -1,0 +1,167 @@
+"""Executes a plan: waits for each step's trigger, applies it, heals it when due, and
+records every action as a history op (type `info`, like Jepsen's nemesis)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from faults.kinds import FAULT_KINDS, FaultContext
+from faults.model import Plan, Step
+from faults.observe import TraceWatcher
+
+# record(process, type, f, value): appends one op to the run's history.
+Record = Callable[[str, str, str, dict[str, Any]], None]
+POLL_S = 0.1
+
+
+@dataclass
+class StepOutcome:
+    """What happened to one step: the part of plan.json that only a run can fill in."""
+
+    step: Step
+    status: str = "pending"  # pending, applied, healed, skipped, failed
+    condition_met: bool | None = None
+    applied_at_s: float | None = None
+    healed_at_s: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.step.to_json(),
+            "status": self.status,
+            "condition_met": self.condition_met,
+            "applied_at_s": self.applied_at_s,
+            "healed_at_s": self.healed_at_s,
+            "details": self.details,
+            "error": self.error,
+        }
+
+
+class Nemesis:
+    def __init__(
+        self, plan: Plan, ctx: FaultContext, watcher: TraceWatcher, record: Record
+    ) -> None:
+        self.plan = plan
+        self.ctx = ctx
+        self.watcher = watcher
+        self.record = record
+        self.outcomes = [StepOutcome(step) for step in sorted(plan.steps, key=_order)]
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._start_monotonic = 0.0
+        self._start_ns = 0
+        self._lock = threading.Lock()
+
+    # -- control from the run -------------------------------------------------------------
+
+    def start(self) -> None:
+        self._start_monotonic = time.monotonic()
+        self._start_ns = time.time_ns()
+        self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
+        self._thread.start()
+
+    def stop_and_heal(self) -> None:
+        """End of the load phase: no new faults; heal every fault still in force."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=300)
+        for outcome in self.outcomes:
+            if outcome.status == "applied":
+                self._heal(outcome)
+            elif outcome.status == "pending":
+                outcome.status = "skipped"
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._start_monotonic
+
+    @property
+    def applied(self) -> int:
+        return sum(1 for o in self.outcomes if o.applied_at_s is not None)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        pending = list(self.outcomes)
+        while not self._stop.is_set() and (pending or self._due_heals(any_time=True)):
+            for outcome in self._due_heals(any_time=False):
+                self._heal(outcome)
+            if pending and self._triggered(pending[0]):
+                self._apply(pending.pop(0))
+                continue
+            self._stop.wait(POLL_S)
+
+    def _triggered(self, outcome: StepOutcome) -> bool:
+        trigger = outcome.step.trigger
+        now = self.elapsed()
+        if now < trigger.at_s:
+            return False
+        if trigger.condition is None:
+            return True
+        since_ns = self._start_ns + int(trigger.at_s * 1e9)
+        try:
+            met = self.watcher.holds(
+                trigger.condition, outcome.step.target, since_ns, trigger.count
+            )
+        except Exception:  # a pod not created yet, an unreadable trace: not met yet
+            met = False
+        if met or now >= trigger.at_s + trigger.timeout_s:
+            outcome.condition_met = met
+            return True
+        return False
+
+    def _due_heals(self, any_time: bool) -> list[StepOutcome]:
+        now = self.elapsed()
+        return [
+            o
+            for o in self.outcomes
+            if o.status == "applied"
+            and o.step.heal_after_s is not None
+            and o.applied_at_s is not None
+            and (any_time or now >= o.applied_at_s + o.step.heal_after_s)
+        ]
+
+    def _apply(self, outcome: StepOutcome) -> None:
+        step = outcome.step
+        kind = FAULT_KINDS[step.fault]
+        outcome.applied_at_s = round(self.elapsed(), 3)
+        try:
+            outcome.details = kind.apply(self.ctx, step)
+            outcome.status = "applied"
+        except Exception as exc:
+            outcome.status, outcome.error = "failed", _one_line(exc)
+        self.record(
+            "nemesis", "info", step.fault,
+            {"target": step.target, "params": step.params, "phase": "start", "step": step.id,
+             "details": outcome.details, "error": outcome.error},
+        )
+
+    def _heal(self, outcome: StepOutcome) -> None:
+        step = outcome.step
+        kind = FAULT_KINDS[step.fault]
+        try:
+            details = kind.heal(self.ctx, step)
+            outcome.status = "healed"
+        except Exception as exc:
+            details, outcome.status, outcome.error = {}, "failed", _one_line(exc)
+        outcome.healed_at_s = round(self.elapsed(), 3)
+        self.record(
+            "nemesis", "info", step.fault,
+            {"target": step.target, "params": step.params, "phase": "end", "step": step.id,
+             "details": details, "error": outcome.error},
+        )
+
+
+def _order(step: Step) -> tuple[float, int]:
+    return (step.trigger.at_s, step.id)
+
+
+def _one_line(exc: BaseException) -> str:
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    place = f" at {where[0].filename.rsplit('/', 1)[-1]}:{where[0].lineno}" if where else ""
+    return f"{type(exc).__name__}: {exc}{place}"

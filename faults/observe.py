@@ -1,0 +1,93 @@
+"""What condition triggers look at: pods' trace files (tailed) and their task directories."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faults.platform import Platform
+
+
+@dataclass
+class _Tail:
+    path: Path
+    position: int = 0
+    partial: bytes = b""
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class TraceWatcher:
+    """Incrementally reads every pod's trace.jsonl; answers the trigger conditions."""
+
+    def __init__(self, platform: Platform, application_id: str) -> None:
+        self.platform = platform
+        self.application_id = application_id
+        self._tails: dict[str, _Tail] = {}
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        with self._lock:
+            for pod in self.platform.pods():
+                tail = self._tails.setdefault(pod.name, _Tail(self.platform.trace_path(pod.name)))
+                self._read_new(tail)
+
+    def events(self, pod: str) -> list[dict[str, Any]]:
+        self.refresh()
+        tail = self._tails.get(pod)
+        return list(tail.events) if tail else []
+
+    def count(self, pod: str, names: tuple[str, ...], since_ns: int) -> int:
+        return sum(
+            1 for e in self.events(pod) if e.get("event") in names and e.get("ts_ns", 0) >= since_ns
+        )
+
+    def running_tasks(self, pod: str) -> set[str]:
+        """Tasks the pod's current process has made RUNNING and not revoked since."""
+        events = self.events(pod)
+        if not events:
+            return set()
+        pid = events[-1].get("pid")
+        running: set[str] = set()
+        for event in events:
+            if event.get("pid") != pid:
+                continue
+            if event.get("event") == "task-running":
+                running.add(str(event.get("task")))
+            elif event.get("event") == "revoked":
+                running -= set(event.get("tasks", []))
+        return running
+
+    def checkpoint_in_running(self, pod: str) -> bool:
+        app_dir = self.platform.volume(pod) / self.application_id
+        return any((app_dir / task / ".checkpoint").exists() for task in self.running_tasks(pod))
+
+    def holds(self, condition: str, pod: str, since_ns: int, count: int) -> bool:
+        if condition == "restored":
+            return self.count(pod, ("restore-end",), since_ns) >= count
+        if condition == "commits":
+            return self.count(pod, ("txn-commit", "commit"), since_ns) >= count
+        if condition == "checkpoint-in-running":
+            return self.checkpoint_in_running(pod)
+        raise ValueError(f"unknown trigger condition {condition!r}")
+
+    @staticmethod
+    def _read_new(tail: _Tail) -> None:
+        try:
+            with open(tail.path, "rb") as handle:
+                handle.seek(tail.position)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return
+        tail.position += len(chunk)
+        data = tail.partial + chunk
+        lines = data.split(b"\n")
+        tail.partial = lines.pop()  # a line still being written
+        for line in lines:
+            if line.strip():
+                try:
+                    tail.events.append(json.loads(line))
+                except ValueError:
+                    continue  # a torn line from a SIGKILLed writer

@@ -1,0 +1,193 @@
+"""Seed + profile -> fault plan, deterministically (the same inputs give the same plan,
+byte for byte, on any machine: `random.Random` seeded with a string is stable)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from faults.model import Plan, Step, Trigger
+
+FIRST_FAULT_S = 6.0
+QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
+
+
+def pod_name(i: int) -> str:
+    return f"pod-{i}"
+
+
+class _Builder:
+    def __init__(self, seed: int, profile: str, pods: int, brokers: int, time_limit_s: float):
+        self.rng = random.Random(f"kchaos:{profile}:{seed}")
+        self.pods = pods
+        self.brokers = brokers
+        self.time_limit_s = time_limit_s
+        self.steps: list[Step] = []
+        self.spare = pods  # index of the next pod a scale-out creates
+
+    def add(
+        self,
+        fault: str,
+        target: str,
+        trigger: Trigger,
+        heal_after_s: float | None = None,
+        **params: object,
+    ) -> None:
+        self.steps.append(
+            Step(len(self.steps), fault, target, trigger, dict(params), heal_after_s)
+        )
+
+    def pod(self) -> str:
+        return pod_name(self.rng.randrange(self.pods))
+
+    def times(self, low_gap: float, high_gap: float) -> list[float]:
+        """Fault times from FIRST_FAULT_S to the quiet tail, gaps drawn in [low, high]."""
+        at, times = FIRST_FAULT_S, []
+        while at < self.time_limit_s - QUIET_TAIL_S:
+            times.append(round(at, 1))
+            at += self.rng.uniform(low_gap, high_gap)
+        return times
+
+    def r(self, low: float, high: float) -> float:
+        return round(self.rng.uniform(low, high), 1)
+
+
+# -- generic mixes: each adds one fault at time `at` -----------------------------------------
+
+
+def _kill(b: _Builder, at: float) -> None:
+    b.add("kill", b.pod(), Trigger(at), heal_after_s=b.r(1, 3))
+
+
+def _kill_in_running(b: _Builder, at: float) -> None:
+    """SIGKILL while a task is RUNNING after some commits: the exactly-once wipe window."""
+    b.add("kill", b.pod(), Trigger(at, "commits", count=4, timeout_s=10), heal_after_s=b.r(1, 3))
+
+
+def _pause(b: _Builder, at: float) -> None:
+    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(8, 12))  # past the session timeout
+
+
+def _stop(b: _Builder, at: float) -> None:
+    b.add("stop", b.pod(), Trigger(at), heal_after_s=b.r(1, 3))
+
+
+def _move_with_volume(b: _Builder, at: float) -> None:
+    b.add("move", b.pod(), Trigger(at), keep_volume=True)
+
+
+def _move_empty(b: _Builder, at: float) -> None:
+    b.add("move", b.pod(), Trigger(at), keep_volume=False)
+
+
+def _scale_out(b: _Builder, at: float) -> None:
+    b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(6, 10))
+    b.spare += 1
+
+
+def _scale_in(b: _Builder, at: float) -> None:
+    b.add("scale-in", b.pod(), Trigger(at), heal_after_s=b.r(6, 10))
+
+
+def _delay_checkpoint(b: _Builder, at: float) -> None:
+    b.add("delay-checkpoint", b.pod(), Trigger(at), heal_after_s=b.r(8, 15),
+          ms=b.rng.choice([500, 1500, 3000]))
+
+
+def _truncate_global(b: _Builder, at: float) -> None:
+    b.add("truncate-global", b.pod(), Trigger(at, "commits", count=4, timeout_s=10))
+
+
+def _kill_broker(b: _Builder, at: float) -> None:
+    b.add("kill-broker", f"broker-{b.rng.randrange(b.brokers) + 1}", Trigger(at),
+          heal_after_s=b.r(4, 8))
+
+
+def _stop_broker(b: _Builder, at: float) -> None:
+    b.add("stop-broker", f"broker-{b.rng.randrange(b.brokers) + 1}", Trigger(at),
+          heal_after_s=b.r(4, 8))
+
+
+MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
+    "kill": (_kill, _kill_in_running, _pause),
+    "move": (_move_with_volume, _move_empty),
+    "checkpoint": (_delay_checkpoint, _stop, _scale_out, _scale_in, _kill_in_running),
+    "global": (_truncate_global,),
+    "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
+            _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
+}
+
+
+def _generic(b: _Builder, profile: str) -> dict[str, object]:
+    mix = list(MIXES[profile])
+    if profile == "all" and b.brokers >= 3:
+        mix += [_kill_broker, _stop_broker]
+    for at in b.times(5, 9):
+        b.rng.choice(mix)(b, at)
+    return {}
+
+
+# -- targeted profiles: aim at one seed's window ---------------------------------------------
+
+
+def _kafka_20685(b: _Builder) -> dict[str, object]:
+    """Kill pod-0 again and again while RUNNING after a few commits: a restore-time
+    checkpoint left in place is then trusted over a store holding aborted writes."""
+    for at in b.times(7, 10):
+        b.add("kill", pod_name(0), Trigger(at, "commits", count=6, timeout_s=10),
+              heal_after_s=b.r(1, 2))
+    return {"pods": 1, "threads": 2, "guarantee": "exactly_once_v2"}
+
+
+def _kafka_7672(b: _Builder) -> dict[str, object]:
+    """Tasks bounce between pod-0's threads while its checkpoint writes are slow: a thread
+    that restored a task before finds no checkpoint, wipes, and must restore again."""
+    b.add("delay-checkpoint", pod_name(0), Trigger(2.0), ms=3000)
+    for at in b.times(6, 9):
+        b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(3, 5))
+        b.spare += 1
+    return {"pods": 1, "threads": 2, "guarantee": "exactly_once_v2"}
+
+
+def _kafka_8187(b: _Builder) -> dict[str, object]:
+    """Repeated rebalances move standbys between threads of one process while the cleaner
+    runs often: a standby that lost the lock race leaves a directory to be cleaned and a
+    stale checkpoint to be written back."""
+    for at in b.times(6, 9):
+        b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(3, 5))
+        b.spare += 1
+    return {"pods": 2, "threads": 2, "standbys": 1, "cleaner_delay_ms": 2000,
+            "cleaner_interval_ms": 1000}
+
+
+def _kip_406(b: _Builder) -> dict[str, object]:
+    """The global topic is truncated past pod-0's global checkpoint while it is down."""
+    b.add("truncate-global", pod_name(0), Trigger(FIRST_FAULT_S + 4, "commits", count=4,
+                                                   timeout_s=10))
+    return {"pods": 1}
+
+
+TARGETED: dict[str, Callable[[_Builder], dict[str, object]]] = {
+    "KAFKA-20685": _kafka_20685,
+    "KAFKA-7672": _kafka_7672,
+    "KAFKA-8187": _kafka_8187,
+    "KIP-406": _kip_406,
+}
+
+PROFILES = (*MIXES, *TARGETED)
+
+
+def profile_config(profile: str) -> dict[str, object]:
+    """The run settings a profile needs (pods, threads, ...), before any plan is drawn."""
+    if profile in TARGETED:
+        return TARGETED[profile](_Builder(0, profile, 1, 1, 0.0))
+    return {}
+
+
+def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+    builder = _Builder(seed, profile, pods, brokers, time_limit_s)
+    targeted = TARGETED.get(profile)
+    config = targeted(builder) if targeted else _generic(builder, profile)
+    return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config)

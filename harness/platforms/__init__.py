@@ -1,0 +1,1 @@
+"""Where pods and brokers run: `local` processes, `docker` containers."""

@@ -1,0 +1,178 @@
+"""Platform `local`: pods are worker processes on this machine; a node is a folder
+`<run>/nodes/<node>/` holding the volumes (state dirs) of the pods placed on it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from harness.errors import UsageError
+from harness.platforms.base import WORKER_MODULE, Pod, WorkerConfig
+from harness.procs import ProcessRegistry, is_same_process
+
+
+class LocalPlatform:
+    name = "local"
+
+    def __init__(
+        self, run_dir: Path, registry: ProcessRegistry, worker: WorkerConfig, node_count: int
+    ) -> None:
+        self.run_dir = run_dir
+        self.registry = registry
+        self.worker = worker
+        self._nodes = [f"node-{n}" for n in range(node_count)]
+        self._pods: dict[str, Pod] = {}
+        self._popens: dict[str, subprocess.Popen[bytes]] = {}
+        self._lock = threading.RLock()
+        for node in self._nodes:
+            (run_dir / "nodes" / node).mkdir(parents=True, exist_ok=True)
+
+    # -- inventory ----------------------------------------------------------------------
+
+    def nodes(self) -> list[str]:
+        return list(self._nodes)
+
+    def pods(self) -> list[Pod]:
+        with self._lock:
+            return list(self._pods.values())
+
+    def pod(self, name: str) -> Pod:
+        try:
+            return self._pods[name]
+        except KeyError:
+            raise UsageError(f"no pod named {name!r}") from None
+
+    def volume(self, name: str) -> Path:
+        pod = self.pod(name)
+        return self.run_dir / "nodes" / pod.node / name / "state"
+
+    def pod_dir(self, name: str) -> Path:
+        return self.run_dir / "pods" / name
+
+    def trace_path(self, name: str) -> Path:
+        return self.pod_dir(name) / "trace.jsonl"
+
+    def control_path(self, name: str) -> Path:
+        return self.pod_dir(name) / "control.json"
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def add_pod(self, name: str, node: str) -> Pod:
+        if node not in self._nodes:
+            raise UsageError(f"no node named {node!r}")
+        with self._lock:
+            if name in self._pods:
+                raise UsageError(f"pod {name!r} exists already")
+            self._pods[name] = Pod(name=name, node=node)
+        self.volume(name).mkdir(parents=True, exist_ok=True)
+        self.pod_dir(name).mkdir(parents=True, exist_ok=True)
+        self.start_pod(name)
+        return self._pods[name]
+
+    def start_pod(self, name: str) -> None:
+        with self._lock:
+            pod = self.pod(name)
+            if pod.running:
+                return
+            argv = [
+                sys.executable, "-m", WORKER_MODULE,
+                *self.worker.argv(
+                    name, str(self.volume(name)), str(self.trace_path(name)),
+                    str(self.control_path(name)),
+                ),
+            ]
+            env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+            popen = self.registry.spawn(
+                f"pod-{name}", argv, self.pod_dir(name) / "worker.log", env=env
+            )
+            pod.pid, pod.running, pod.paused = popen.pid, True, False
+            pod.incarnation += 1
+            self._popens[name] = popen
+
+    def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
+        pid = self._take_pid(name)
+        if pid is not None:
+            self.registry.stop(pid, grace_s)
+
+    def kill_pod(self, name: str) -> None:
+        pid = self._take_pid(name)
+        if pid is not None:
+            self.registry.kill(pid)
+
+    def pause_pod(self, name: str) -> None:
+        pod = self.pod(name)
+        if pod.running and pod.pid is not None and not pod.paused:
+            os.kill(pod.pid, signal.SIGSTOP)
+            pod.paused = True
+
+    def resume_pod(self, name: str) -> None:
+        pod = self.pod(name)
+        if pod.running and pod.pid is not None and pod.paused:
+            os.kill(pod.pid, signal.SIGCONT)
+            pod.paused = False
+
+    def move_pod(self, name: str, node: str, keep_volume: bool) -> None:
+        if node not in self._nodes:
+            raise UsageError(f"no node named {node!r}")
+        pod = self.pod(name)
+        if pod.running:
+            self.stop_pod(name)
+        old_volume_home = self.run_dir / "nodes" / pod.node / name
+        new_volume_home = self.run_dir / "nodes" / node / name
+        if keep_volume:
+            if new_volume_home != old_volume_home:
+                shutil.move(old_volume_home, new_volume_home)
+        else:
+            # The old volume stays behind on its node, like a detached persistent volume.
+            n = 0
+            while (left := old_volume_home.with_name(f"{name}.left-{n}")).exists():
+                n += 1
+            if old_volume_home.exists():
+                old_volume_home.rename(left)
+        pod.node = node
+        self.volume(name).mkdir(parents=True, exist_ok=True)
+        self.start_pod(name)
+
+    def remove_pod(self, name: str) -> None:
+        self.stop_pod(name)
+        with self._lock:
+            del self._pods[name]
+
+    def poll(self) -> list[tuple[str, int]]:
+        exited: list[tuple[str, int]] = []
+        with self._lock:
+            for name, popen in list(self._popens.items()):
+                code = popen.poll()
+                if code is not None:
+                    pod = self._pods.get(name)
+                    if pod is not None and pod.running:
+                        pod.running, pod.paused, pod.pid = False, False, None
+                        pod.exit_codes.append(int(code))
+                        exited.append((name, int(code)))
+                    self.registry.forget(popen.pid)
+                    del self._popens[name]
+        return exited
+
+    def alive(self, name: str) -> bool:
+        pod = self.pod(name)
+        record = self.registry.record(pod.pid) if pod.pid is not None else None
+        return record is not None and is_same_process(record)
+
+    def teardown(self) -> None:
+        for pod in self.pods():
+            if pod.running:
+                self.stop_pod(pod.name, grace_s=10.0)
+
+    def _take_pid(self, name: str) -> int | None:
+        """Mark the pod stopped and hand back its PID (stop_process resumes a paused one)."""
+        with self._lock:
+            pod = self.pod(name)
+            pid = pod.pid if pod.running else None
+            pod.running, pod.paused, pod.pid = False, False, None
+            self._popens.pop(name, None)
+            return pid

@@ -1,0 +1,61 @@
+"""Plans are a pure function of (seed, profile, sizes) and cover every fault kind."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from faults.kinds import FAULT_KINDS
+from faults.model import Plan
+from faults.plan import PROFILES, plan
+
+seeds = st.integers(min_value=0, max_value=2**31)
+profiles = st.sampled_from(PROFILES)
+limits = st.floats(min_value=20, max_value=600)
+
+
+@given(seeds, profiles, st.integers(1, 4), st.sampled_from([1, 3]), limits)
+@settings(max_examples=200, deadline=None)
+def test_same_inputs_give_the_same_plan_byte_for_byte(
+    seed: int, profile: str, pods: int, brokers: int, limit: float
+) -> None:
+    first = json.dumps(plan(seed, profile, pods, brokers, limit).to_json(), sort_keys=True)
+    second = json.dumps(plan(seed, profile, pods, brokers, limit).to_json(), sort_keys=True)
+    assert first == second
+
+
+@given(seeds, profiles, st.integers(1, 4), st.sampled_from([1, 3]), limits)
+@settings(max_examples=200, deadline=None)
+def test_plans_are_well_formed_and_round_trip(
+    seed: int, profile: str, pods: int, brokers: int, limit: float
+) -> None:
+    drawn = plan(seed, profile, pods, brokers, limit)
+    assert Plan.from_json(json.loads(json.dumps(drawn.to_json()))) == drawn
+    for step in drawn.steps:
+        assert step.fault in FAULT_KINDS
+        assert 0 <= step.trigger.at_s < limit
+        if FAULT_KINDS[step.fault].targets == "broker":
+            assert brokers == 3 and step.target in {"broker-1", "broker-2", "broker-3"}
+
+
+@given(seeds)
+@settings(max_examples=50, deadline=None)
+def test_different_seeds_usually_differ(seed: int) -> None:
+    plans = {json.dumps(plan(seed + k, "all", 3, 3, 300).to_json()) for k in range(5)}
+    assert len(plans) > 1
+
+
+def test_every_fault_kind_appears_in_some_plan() -> None:
+    seen: set[str] = set()
+    for seed in range(50):
+        for profile in PROFILES:
+            seen |= {s.fault for s in plan(seed, profile, 3, 3, 120).steps}
+    assert seen == set(FAULT_KINDS)
+
+
+def test_targeted_profiles_name_the_settings_they_need() -> None:
+    assert plan(1, "KAFKA-8187", 2, 1, 60).config["standbys"] == 1
+    assert plan(1, "KAFKA-20685", 1, 1, 60).config["guarantee"] == "exactly_once_v2"
+    assert any(s.fault == "truncate-global" for s in plan(1, "KIP-406", 1, 1, 60).steps)
