@@ -1,0 +1,155 @@
+"""Per-task state: the stores of one task directory, their changelog positions and the
+`.checkpoint` file (Kafka Streams' ProcessorStateManager).
+
+It decides, at initialisation, where each store's restoration starts: from the checkpoint
+offset + 1, or from the beginning; and it applies the exactly-once corruption rule (no
+checkpoint entry but a non-empty store => wipe, since flushed memtables may hold writes of
+aborted transactions).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from workloads.ledger.contract import DEDUP_STORE, STORES
+from workloads.worker import bugs
+from workloads.worker.checkpoint import (
+    CHECKPOINT_FILE,
+    Offsets,
+    delete_checkpoint,
+    offsets_for_trace,
+    read_checkpoint,
+    write_checkpoint,
+)
+from workloads.worker.config import WorkerConfig
+from workloads.worker.control import ControlFile
+from workloads.worker.store import KeyValueStore
+from workloads.worker.trace import Tracer
+
+
+def logged_stores(cfg: WorkerConfig) -> tuple[str, ...]:
+    """Stores with a changelog (the dedup-not-logged mutant drops the dedup changelog)."""
+    if cfg.bug(bugs.DEDUP_NOT_LOGGED):
+        return tuple(s for s in STORES if s != DEDUP_STORE)
+    return STORES
+
+
+class StateManager:
+    def __init__(
+        self,
+        cfg: WorkerConfig,
+        task: str,
+        partition: int,
+        task_dir: Path,
+        tracer: Tracer,
+        control: ControlFile,
+        kind: str,
+    ) -> None:
+        self.cfg = cfg
+        self.task = task
+        self.partition = partition
+        self.task_dir = task_dir
+        self.tracer = tracer
+        self.control = control
+        self.kind = kind
+        self.thread = ""
+        self.stores = {s: KeyValueStore(task_dir / s, cfg.write_buffer_bytes) for s in STORES}
+        self.logged = logged_stores(cfg)
+        # store -> offset of the last changelog record the store reflects (None: unknown)
+        self.offsets: dict[str, int | None] = {s: None for s in self.logged}
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.task_dir / CHECKPOINT_FILE
+
+    def tp(self, store: str) -> tuple[str, int]:
+        return (self.cfg.changelog(store), self.partition)
+
+    def emit(self, event: str, **fields: object) -> None:
+        self.tracer.emit(self.thread, event, task=self.task, **fields)
+
+    # -- initialisation --------------------------------------------------------------
+
+    def read_checkpoint(self) -> Offsets | None:
+        try:
+            ckpt = read_checkpoint(self.checkpoint_path)
+        except (ValueError, OSError) as e:
+            # An unreadable checkpoint is no checkpoint (the corruption rule then applies).
+            self.emit("checkpoint-delete", reason=f"unreadable: {e}")
+            delete_checkpoint(self.checkpoint_path)
+            return None
+        if ckpt is not None:
+            self.emit("checkpoint-read", offsets=offsets_for_trace(ckpt))
+        return ckpt
+
+    def initialize(self, ckpt: Offsets | None, delete_after_read: bool) -> dict[str, int]:
+        """Open the stores, apply the corruption rule, trace `task-init` per store and
+        return where each logged store's restoration starts (0 = beginning)."""
+        self.task_dir.mkdir(parents=True, exist_ok=True)
+        for s in self.stores.values():
+            s.open()
+        if delete_after_read and ckpt is not None:
+            # Under EOS the checkpoint is only valid until the task writes again.
+            delete_checkpoint(self.checkpoint_path)
+            self.emit("checkpoint-delete", reason="eos-init")
+        ckpt = ckpt or {}
+        missing = [s for s in self.logged if self.tp(s) not in ckpt]
+        nonempty = [s for s in missing if not self.stores[s].is_empty()]
+        if nonempty and self.cfg.eos and not self.cfg.bug(bugs.EOS_NO_CORRUPTION_WIPE):
+            self.wipe(f"no checkpoint offset for non-empty store(s) {nonempty} under EOS")
+            ckpt = {}
+        starts: dict[str, int] = {}
+        for name, store in self.stores.items():
+            off = ckpt.get(self.tp(name)) if name in self.logged else None
+            digest, entries = store.digest()
+            self.tracer.emit(
+                self.thread, "task-init", task=self.task, kind=self.kind, store=name,
+                checkpoint=off, digest=digest, entries=entries,
+            )
+            if name in self.logged:
+                self.offsets[name] = off
+                starts[name] = 0 if off is None else off + 1
+        return starts
+
+    def wipe(self, reason: str) -> None:
+        """Delete every store of the task (and its checkpoint); reopen them empty."""
+        self.emit("wipe", reason=reason)
+        delete_checkpoint(self.checkpoint_path)
+        for s in self.stores.values():
+            was_open = s.is_open
+            s.wipe()
+            if was_open:
+                s.open()
+        self.offsets = {s: None for s in self.logged}
+
+    # -- checkpoints ---------------------------------------------------------------
+
+    def checkpoint_offsets(self) -> Offsets:
+        return {self.tp(s): o for s, o in self.offsets.items() if o is not None}
+
+    def flush(self) -> None:
+        for s in self.stores.values():
+            if s.is_open:
+                s.flush()
+
+    def checkpoint(self, reason: str, offsets: Offsets | None = None) -> None:
+        """Flush the stores, then write the checkpoint (after the fault-injection delay).
+        `offsets` overrides the tracked positions (the KAFKA-8187 stale write-back)."""
+        if not self.cfg.bug(bugs.CHECKPOINT_WITHOUT_FLUSH):
+            self.flush()
+        delay = self.control.checkpoint_delay_ms()
+        if delay:
+            self.emit("checkpoint-delay", delay_ms=delay, reason=reason)
+            time.sleep(delay / 1000)
+        offs = self.checkpoint_offsets() if offsets is None else offsets
+        write_checkpoint(self.checkpoint_path, offs)
+        self.emit("checkpoint-write", offsets=offsets_for_trace(offs), reason=reason)
+
+    def delete_checkpoint(self, reason: str) -> None:
+        if delete_checkpoint(self.checkpoint_path):
+            self.emit("checkpoint-delete", reason=reason)
+
+    def close(self) -> None:
+        for s in self.stores.values():
+            s.close()

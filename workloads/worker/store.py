@@ -1,0 +1,89 @@
+"""A persistent key-value store: RocksDB through rocksdict, configured as Kafka Streams does.
+
+The write-ahead log is always off (Kafka Streams' RocksDBStore sets disableWAL): a write
+lives in the memtable until a flush. The write buffer is small on purpose, so background
+flushes happen during a run and persist writes whatever the fate of their transaction.
+A process killed without flushing loses exactly the memtable; flushed data survives.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from rocksdict import Options, Rdict, WriteOptions
+
+from workloads.ledger.contract import store_digest
+
+
+class KeyValueStore:
+    def __init__(self, path: Path, write_buffer_bytes: int) -> None:
+        self.path = path
+        self._write_buffer_bytes = write_buffer_bytes
+        self._db: Rdict | None = None
+
+    def open(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        opts = Options(raw_mode=True)
+        opts.create_if_missing(True)
+        opts.set_write_buffer_size(self._write_buffer_bytes)
+        self._db = Rdict(str(self.path), opts)
+        wo = WriteOptions()
+        wo.disable_wal = True
+        self._db.set_write_options(wo)
+
+    @property
+    def db(self) -> Rdict:
+        if self._db is None:
+            raise RuntimeError(f"store {self.path} is not open")
+        return self._db
+
+    @property
+    def is_open(self) -> bool:
+        return self._db is not None
+
+    def get(self, key: str) -> str | None:
+        raw = self.db.get(key.encode())
+        return None if raw is None else raw.decode()
+
+    def put(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.delete(key.encode())
+        else:
+            self.db.put(key.encode(), value.encode())
+
+    def items(self) -> Iterator[tuple[str, str]]:
+        for k, v in self.db.items():
+            yield k.decode(), v.decode()
+
+    def is_empty(self) -> bool:
+        return next(iter(self.db.keys()), None) is None
+
+    def digest(self) -> tuple[str, int]:
+        """(store_digest, entry count) of the current contents."""
+        entries = list(self.items())
+        return store_digest(entries), len(entries)
+
+    def unflushed(self) -> int:
+        return self.db.property_int_value("rocksdb.num-entries-active-mem-table") or 0
+
+    def flush(self) -> None:
+        self.db.flush()
+
+    def close(self) -> None:
+        # RocksDB flushes memtables on close (avoid_flush_during_shutdown is off), which is
+        # why even a dirty close persists uncommitted writes: EOS must wipe after it.
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def wipe(self) -> None:
+        """Close and delete every file of the store (used on corruption / invalid offset)."""
+        self.close()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def has_data_files(path: Path) -> bool:
+    """Whether a store directory exists with RocksDB files in it (without opening it)."""
+    return path.is_dir() and any(path.iterdir())

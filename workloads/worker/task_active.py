@@ -1,0 +1,169 @@
+"""An active task: owns one input partition, its stores and their changelog partitions.
+
+Life cycle (Kafka Streams' StreamTask): CREATED -> (lock) RESTORING -> RUNNING ->
+SUSPENDED (revoked; checkpointed) -> RUNNING (re-assigned to the same thread) or CLOSED.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from kafka.consumer.fetcher import ConsumerRecord
+
+from kafka import TopicPartition
+from workloads.ledger import processor
+from workloads.ledger.contract import Event, task_partition
+from workloads.worker import bugs
+from workloads.worker.collector import RecordCollector
+from workloads.worker.config import WorkerConfig
+from workloads.worker.control import ControlFile
+from workloads.worker.restore import ChangelogReader
+from workloads.worker.state_manager import StateManager
+from workloads.worker.statedir import StateDirectory
+from workloads.worker.trace import Tracer
+
+CREATED, RESTORING, RUNNING, SUSPENDED, CLOSED = (
+    "CREATED", "RESTORING", "RUNNING", "SUSPENDED", "CLOSED"
+)
+
+
+class StreamTask:
+    kind = "active"
+
+    def __init__(
+        self,
+        cfg: WorkerConfig,
+        task: str,
+        sdir: StateDirectory,
+        tracer: Tracer,
+        control: ControlFile,
+        global_version: Callable[[str], int | None],
+        thread: str,
+    ) -> None:
+        self.cfg, self.task, self.sdir, self.tracer, self.thread = cfg, task, sdir, tracer, thread
+        self.partition = task_partition(task)
+        self.input_tp = TopicPartition(cfg.input_topic, self.partition)
+        self.global_version = global_version
+        self.sm = StateManager(
+            cfg, task, self.partition, sdir.task_dir(task, create=False), tracer, control, "active"
+        )
+        self.sm.thread = thread
+        self.state = CREATED
+        self.queue: deque[ConsumerRecord] = deque()
+        self.next_offset: int | None = None  # input position after the last processed record
+        self.uncommitted = False
+
+    def changelog_tps(self) -> list[TopicPartition]:
+        return [TopicPartition(*self.sm.tp(s)) for s in self.sm.logged]
+
+    # -- initialisation and restoration ----------------------------------------------
+
+    def try_initialize(self, reader: ChangelogReader) -> bool:
+        if not self.sdir.lock(self.task, self.thread):
+            return False  # another thread still closes it; retried every loop
+        self.sdir.task_dir(self.task)
+        ckpt = self.sm.read_checkpoint()
+        starts = self.sm.initialize(ckpt, delete_after_read=self.cfg.eos)
+        for store in self.sm.logged:
+            tp = TopicPartition(*self.sm.tp(store))
+            reader.register(
+                self.task, store, tp, starts[store], self._restorer(store), active=True
+            )
+        self.state = RESTORING
+        return True
+
+    def _restorer(self, store: str) -> Callable[[list[ConsumerRecord]], None]:
+        kv = self.sm.stores[store]
+
+        def apply(records: list[ConsumerRecord]) -> None:
+            for r in records:
+                kv.put(r.key.decode(), None if r.value is None else r.value.decode())
+                self.sm.offsets[store] = r.offset
+
+        return apply
+
+    def restart_restoration(self, reader: ChangelogReader) -> None:
+        """The changelog offset to resume from is gone (truncated): wipe, restore again."""
+        self.sm.wipe("invalid changelog offset during restoration")
+        for tp in self.changelog_tps():
+            reader.restart(tp, 0)
+
+    def complete_restoration(self, reader: ChangelogReader) -> None:
+        for store in self.sm.logged:
+            pos = reader.position(TopicPartition(*self.sm.tp(store)))
+            if pos > 0:
+                self.sm.offsets[store] = max(self.sm.offsets[store] or -1, pos - 1)
+        # The state updater checkpoints every task whose restoration completes, with no
+        # EOS condition (DefaultStateUpdater.maybeCompleteRestoration).
+        self.sm.checkpoint("restored")
+        if self.cfg.eos and not self.cfg.bug(bugs.KAFKA_20685):
+            # Fix of KAFKA-20685: no checkpoint may exist while an EOS task is RUNNING.
+            self.sm.delete_checkpoint("eos-running")
+        self.state = RUNNING
+        self.tracer.emit(self.thread, "task-running", task=self.task)
+
+    # -- processing ------------------------------------------------------------------
+
+    def _get(self, store: str, key: str) -> str | None:
+        return self.sm.stores[store].get(key)
+
+    def process_one(self, collector: RecordCollector) -> bool:
+        """Process the next queued record; False when the queue is empty."""
+        if not self.queue:
+            return False
+        r = self.queue.popleft()
+        event = Event.decode(r.value)
+        result = processor.process(event, self.partition, r.offset, self._get, self.global_version)
+        if result.output is None:
+            self.tracer.emit(
+                self.thread, "dedup-skip", task=self.task, event_id=event.event_id,
+                partition=self.partition, offset=r.offset,
+            )
+        else:
+            for w in result.writes:
+                self.sm.stores[w.store].put(w.key, w.value)
+                if w.store in self.sm.logged:
+                    collector.send(self.cfg.changelog(w.store), w.key, w.value, self.partition)
+            out = result.output
+            collector.send(self.cfg.output_topic, out.account, out.encode(), None)
+        self.next_offset = r.offset + 1
+        self.uncommitted = True
+        return True
+
+    def committed(self, changelog_offsets: dict[tuple[str, int], int]) -> None:
+        """After a successful commit: remember where our changelog records landed."""
+        for store in self.sm.logged:
+            off = changelog_offsets.get(self.sm.tp(store))
+            if off is not None:
+                self.sm.offsets[store] = off
+        self.uncommitted = False
+
+    # -- suspend / resume / close ------------------------------------------------------
+
+    def suspend(self) -> None:
+        """Revoked: the thread has committed; checkpoint (also under EOS: the store now
+        matches committed data) and keep the task in case it comes back."""
+        if self.state in (RUNNING, RESTORING):
+            self.sm.checkpoint("suspend")
+        self.queue.clear()
+        self.next_offset = None
+        if self.state == RUNNING:
+            self.state = SUSPENDED
+
+    def resume(self) -> None:
+        if self.cfg.eos:
+            # KAFKA-10362: the suspend checkpoint is not valid once the task writes again.
+            self.sm.delete_checkpoint("resume")
+        self.state = RUNNING
+
+    def close(self, reader: ChangelogReader, clean: bool) -> None:
+        if self.state == CLOSED:
+            return
+        reader.unregister(self.changelog_tps())
+        if self.state != CREATED:
+            if clean and self.state in (RUNNING, RESTORING):
+                self.sm.checkpoint("close")
+            self.sm.close()
+            self.sdir.unlock(self.task, self.thread)
+        self.state = CLOSED

@@ -1,0 +1,314 @@
+"""A stream thread: its own consumer (static member `<instance>-<thread>`), its own producer
+(transactional under EOS, id stable per instance+thread so a restarted pod fences its
+zombie), its changelog reader and its tasks. One loop iteration is Kafka Streams' runOnce:
+poll, apply an assignment, initialise/restore tasks, process, maybe commit.
+
+kafka-python runs rebalance listeners on the consumer's IO thread while `poll()` blocks the
+stream thread, so the listener may use the producer and the stores but not the consumer's
+blocking API; the at-least-once commit on revocation awaits the coordinator's coroutine.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import kafka.errors as Errors
+from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+from kafka.structs import OffsetAndMetadata
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from workloads.ledger.contract import task_id
+from workloads.worker import bugs
+from workloads.worker.assignor import StreamsAssignor, Subscription
+from workloads.worker.collector import RecordCollector
+from workloads.worker.config import WorkerConfig
+from workloads.worker.control import ControlFile
+from workloads.worker.restore import ChangelogReader
+from workloads.worker.statedir import StateDirectory
+from workloads.worker.task_active import StreamTask
+from workloads.worker.thread_tasks import TaskManager
+from workloads.worker.trace import Tracer
+
+log = logging.getLogger(__name__)
+
+MAX_QUEUE = 2000  # records buffered per task before its partition is paused
+
+
+class _Listener(AsyncConsumerRebalanceListener):
+    def __init__(self, thread: StreamThread) -> None:
+        self.t = thread
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        offsets = self.t.prepare_revocation()
+        if offsets:  # at-least-once: commit the consumed offsets before the group moves on
+            await self.t.consumer._coordinator._commit_offsets_sync_async(offsets)
+        self.t.finish_revocation()
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        self.t.on_assigned(assigned)
+
+    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        self.t.on_lost()
+
+
+class StreamThread(threading.Thread):
+    def __init__(
+        self,
+        cfg: WorkerConfig,
+        index: int,
+        sdir: StateDirectory,
+        tracer: Tracer,
+        control: ControlFile,
+        global_version: Callable[[str], int | None],
+        global_ready: Callable[[], bool],
+        on_state: Callable[[], None],
+    ) -> None:
+        self.tname = f"StreamThread-{index}"
+        super().__init__(name=self.tname, daemon=True)
+        self.cfg, self.sdir, self.tracer, self.control = cfg, sdir, tracer, control
+        self.global_version, self.global_ready = global_version, global_ready
+        self.on_state = on_state
+        self.state = "CREATED"
+        self.stop_requested = threading.Event()
+        self.error: BaseException | None = None
+        self._pending: set[TopicPartition] | None = None
+        self._lost = False
+        self._in_txn = False
+        self._last_commit = time.monotonic()
+        self._revoking = False
+
+    # -- setup -----------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        cfg = self.cfg
+        self.reader = ChangelogReader(cfg, self.tracer, self.tname)
+        self.tm = TaskManager(
+            cfg, self.sdir, self.tracer, self.control, self.reader, self.global_version,
+            self.tname,
+        )
+        self.assignor = StreamsAssignor(cfg.input_topic, cfg.standbys, self._describe)
+        self.producer = self._new_producer()
+        self.collector = RecordCollector(self.producer)
+        self.consumer = KafkaConsumer(
+            bootstrap_servers=cfg.bootstrap,
+            client_id=f"{cfg.instance_id}-{self.tname}-consumer",
+            group_id=cfg.application_id,
+            group_instance_id=f"{cfg.instance_id}-{self.tname}",
+            enable_auto_commit=False,
+            isolation_level="read_committed" if cfg.eos else "read_uncommitted",
+            auto_offset_reset="earliest",
+            partition_assignment_strategy=[self.assignor],
+            session_timeout_ms=cfg.session_timeout_ms,
+            heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
+            max_poll_records=500,
+        )
+        self.consumer.subscribe([cfg.input_topic], listener=_Listener(self))
+
+    def _new_producer(self) -> KafkaProducer:
+        cfg = self.cfg
+        common = dict(
+            bootstrap_servers=cfg.bootstrap,
+            client_id=f"{cfg.instance_id}-{self.tname}-producer",
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=5,
+        )
+        if not cfg.eos:
+            return KafkaProducer(**common)
+        p = KafkaProducer(
+            transactional_id=f"{cfg.application_id}-{cfg.instance_id}-{self.tname}",
+            transaction_timeout_ms=cfg.transaction_timeout_ms,
+            **common,
+        )
+        p.init_transactions()  # fences the previous incarnation, aborts its open txn
+        return p
+
+    def _describe(self) -> Subscription:
+        return Subscription(
+            self.cfg.instance_id, self.tname, tuple(sorted(self.tm.active)),
+            tuple(sorted(self.tm.standby)), tuple(self.sdir.task_dirs()),
+        )
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self.on_state()
+
+    # -- rebalance callbacks (consumer IO thread, stream thread blocked in poll) --------
+
+    def prepare_revocation(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        self._set_state("PARTITIONS_REVOKED")
+        tasks = sorted(self.tm.active)
+        if tasks:
+            self.tracer.emit(self.tname, "revoked", tasks=tasks)
+        if self._revoking:  # shutting down: already committed and closed
+            return {}
+        try:
+            return self._commit(in_listener=True)
+        except Errors.KafkaError as e:
+            log.warning("%s: commit on revocation failed (%s); closing tasks dirty", self.tname, e)
+            self._close_dirty()
+            return {}
+
+    def finish_revocation(self) -> None:
+        self.tm.suspend_all()
+
+    def on_assigned(self, assigned: set[TopicPartition]) -> None:
+        self._pending = set(assigned)
+        if assigned:
+            self.consumer.pause(*assigned)  # resumed per task once it is RUNNING
+        self._set_state("PARTITIONS_ASSIGNED")
+
+    def on_lost(self) -> None:
+        self._lost = True
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            self._setup()
+            self._set_state("STARTING")
+            while not self.stop_requested.is_set():
+                self._run_once()
+            self._shutdown()
+        except BaseException as e:  # surfaces as the client's ERROR state
+            self.error = e
+            log.exception("%s died", self.tname)
+            self.tracer.emit(self.tname, "fatal", error=f"{type(e).__name__}: {e}")
+        finally:
+            self._set_state("DEAD")
+
+    def _run_once(self) -> None:
+        busy = self.tm.restoring() or self.reader.has_work()
+        batches = self.consumer.poll(timeout_ms=0 if busy else 50)
+        if self._lost:
+            self._lost = False
+            self._close_dirty()
+        if self._pending is not None:
+            self._apply_assignment()
+        for tp, records in batches.items():
+            task = self.tm.active.get(task_id(tp.partition))
+            if task is not None and task.state != "SUSPENDED":
+                task.queue.extend(records)
+        self.tm.try_initialize()
+        if self.reader.has_work():
+            done, invalid = self.reader.poll(timeout_ms=20 if self.tm.restoring() else 0)
+            if invalid:
+                self.tm.on_invalid(invalid)
+            for task in self.tm.on_restored(done):
+                self.consumer.resume(task.input_tp)
+        if self.global_ready():
+            self._process()
+        if (time.monotonic() - self._last_commit) * 1000 >= self.cfg.commit_interval_ms:
+            self._commit()
+            self.tm.checkpoint_standbys()
+        if self._pending is None and self.state != "RUNNING" and self.tm.all_ready():
+            self._set_state("RUNNING")
+
+    def _apply_assignment(self) -> None:
+        assigned, self._pending = self._pending or set(), None
+        active = {task_id(tp.partition) for tp in assigned}
+        standby = set(self.assignor.standby_tasks) - active
+        self.tracer.emit(self.tname, "assigned", active=sorted(active), standby=sorted(standby))
+        for task in self.tm.handle_assignment(active, standby):
+            self.consumer.resume(task.input_tp)
+
+    def _process(self) -> None:
+        for task in self.tm.running():
+            for _ in range(500):
+                if not task.queue:
+                    break
+                if self.cfg.eos and not self._in_txn:
+                    self.producer.begin_transaction()
+                    self._in_txn = True
+                    self.tracer.emit(self.tname, "txn-begin")
+                task.process_one(self.collector)
+            paused = task.input_tp in self.consumer.paused()
+            if len(task.queue) > MAX_QUEUE and not paused:
+                self.consumer.pause(task.input_tp)
+            elif len(task.queue) < MAX_QUEUE // 4 and paused:
+                self.consumer.resume(task.input_tp)
+        if self.cfg.eos and self.cfg.bug(bugs.OFFSETS_OUTSIDE_TXN):
+            offsets = self._offsets(self.tm.running())
+            if offsets:
+                self.consumer.commit(offsets)
+                self.tracer.emit(self.tname, "commit", offsets=self._trace_offsets(offsets))
+
+    # -- commits -----------------------------------------------------------------------
+
+    @staticmethod
+    def _offsets(tasks: list[StreamTask]) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {
+            t.input_tp: OffsetAndMetadata(t.next_offset, "", -1)
+            for t in tasks
+            if t.next_offset is not None
+        }
+
+    @staticmethod
+    def _trace_offsets(offsets: dict[TopicPartition, OffsetAndMetadata]) -> dict[str, int]:
+        return {str(tp.partition): om.offset for tp, om in sorted(offsets.items())}
+
+    def _commit(self, in_listener: bool = False) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Commit all tasks of the thread. Returns offsets the caller still has to commit
+        through the consumer (at-least-once inside the rebalance listener)."""
+        self._last_commit = time.monotonic()
+        tasks = [t for t in self.tm.active.values() if t.uncommitted]
+        offsets = self._offsets(tasks)
+        if self.cfg.eos:
+            if not self._in_txn:
+                return {}
+            if offsets and not self.cfg.bug(bugs.OFFSETS_OUTSIDE_TXN):
+                self.producer.send_offsets_to_transaction(offsets, self.consumer.group_metadata())
+            records = self.collector.count
+            self.producer.commit_transaction()
+            self._in_txn = False
+            changelog = self.collector.take_offsets()
+            self.tracer.emit(
+                self.tname, "txn-commit", offsets=self._trace_offsets(offsets), records=records
+            )
+            for t in tasks:
+                t.committed(changelog)
+            return {}
+        self.producer.flush()
+        changelog = self.collector.take_offsets()
+        if offsets and not in_listener:
+            self.consumer.commit(offsets)
+        if offsets:
+            self.tracer.emit(self.tname, "commit", offsets=self._trace_offsets(offsets))
+        for t in tasks:
+            t.committed(changelog)
+            t.sm.checkpoint("commit")  # at-least-once: after the commit, stores flushed first
+        return offsets if in_listener else {}
+
+    def _close_dirty(self) -> None:
+        """Task migrated / fenced / lost: abort, close without checkpoints."""
+        if self._in_txn:
+            try:
+                self.producer.abort_transaction()
+                self.tracer.emit(self.tname, "txn-abort")
+            except Errors.KafkaError:
+                # A fenced producer cannot abort: a new one (same id) aborts for us.
+                self.producer.close(timeout=5)
+                self.producer = self._new_producer()
+                self.collector = RecordCollector(self.producer)
+            self._in_txn = False
+        self.collector.discard()
+        self.tm.close_all(clean=False)
+
+    def _shutdown(self) -> None:
+        """Clean close: commit, suspend (checkpoint) and close every task."""
+        self._set_state("PENDING_SHUTDOWN")
+        self._revoking = True
+        try:
+            self._commit()
+            self.tm.suspend_all()
+            self.tm.close_all(clean=True)
+        except Errors.KafkaError as e:
+            log.warning("%s: commit at shutdown failed (%s); closing dirty", self.tname, e)
+            self._close_dirty()
+        self.consumer.close(autocommit=False)
+        self.producer.close(timeout=10)
+        self.reader.close()
