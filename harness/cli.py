@@ -54,6 +54,45 @@ def _clean(args: argparse.Namespace) -> int:
     return 0
 
 
+RUN_OPTIONS: list[tuple[str, str, type, str]] = [
+    ("--profile", "profile", str, "fault mix: kill, move, checkpoint, global, all, or a seed's"),
+    ("--seed", "seed", int, "determines the event stream and the fault plan"),
+    ("--time-limit", "time_limit_s", float, "seconds of load + faults (default 60)"),
+    ("--pods", "pods", int, "worker pods (default 2)"),
+    ("--threads", "threads", int, "stream threads per pod (default 2)"),
+    ("--standbys", "standbys", int, "standby replicas per task (default 0)"),
+    ("--brokers", "brokers", int, "Kafka nodes: 1 or 3 (default 1)"),
+    ("--rate", "rate", float, "input events per second (default 100)"),
+    ("--guarantee", "guarantee", str, "exactly_once_v2 (default) or at_least_once"),
+    ("--bootstrap", "bootstrap", str, "use this Kafka instead of starting one (HOST:PORT)"),
+    ("--platform", "platform", str, "where pods run: local (default) or docker"),
+    ("--spark-master", "spark_master", str, "Spark master URL for the check (default local[*])"),
+    ("--drain-timeout", "drain_timeout_s", float, "seconds to wait for the group to catch up"),
+]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness.run.command import run
+
+    explicit = {dest: getattr(args, dest) for _, dest, _, _ in RUN_OPTIONS
+                if getattr(args, dest) is not None}
+    if args.bugs is not None:
+        explicit["bugs"] = tuple(b for b in args.bugs.split(",") if b)
+    return run(explicit, args.results_dir)
+
+
+def _repro(args: argparse.Namespace) -> int:
+    from harness.run.command import repro
+
+    return repro(args.run_dir, args.times, args.into)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from harness.run.command import check
+
+    return check(args.run_dir, args.spark_master)
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="kchaos", description="Crash-consistency harness for Kafka streams apps")
     parser.add_argument(
@@ -73,6 +112,24 @@ def build_parser() -> Parser:
     kafka_commands.add_parser("fetch", help="fetch the Kafka jars into the cache").set_defaults(
         handler=_kafka_fetch
     )
+
+    run = commands.add_parser("run", help="one chaos run, ending in a verdict and a report")
+    for flag, dest, kind, text in RUN_OPTIONS:
+        run.add_argument(flag, dest=dest, type=kind, default=None, help=text)
+    run.add_argument("--bugs", default=None, help="worker bug switches, comma-separated")
+    run.set_defaults(handler=_run)
+
+    repro = commands.add_parser("repro", help="replay a run's plan and config")
+    repro.add_argument("run_dir", type=Path)
+    repro.add_argument("--times", type=int, default=1, help="replays (default 1)")
+    repro.add_argument("--into", type=Path, default=None,
+                       help="results folder for the replays (default: beside RUN_DIR)")
+    repro.set_defaults(handler=_repro)
+
+    check = commands.add_parser("check", help="judge a run's stored history again")
+    check.add_argument("run_dir", type=Path)
+    check.add_argument("--spark-master", default=None, help="default local[*]")
+    check.set_defaults(handler=_check)
 
     commands.add_parser("clean", help="stop processes a crashed harness left").set_defaults(
         handler=_clean

@@ -1,0 +1,208 @@
+"""One run in a few facts: verdict, anomalies, config, time, and whether it met its
+expectation. The index, the JUnit files and the nightly summary all speak from this, so
+they never disagree about a run.
+
+Expectation: the fixed worker (no bug switch) must be valid; a run with a bug switched on
+is expected to find anomalies (DESIGN.md section 8: detection and zero false positives).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.report.load import FileState, RunFiles, dig, load_meta
+
+Verdict = bool | Literal["unknown"] | None  # None: no results.json to read a verdict from
+EXIT_NAMES = {0: "valid", 1: "invalid", 2: "unknown", 254: "bad input", 255: "harness failed"}
+
+
+def parse_time(value: Any) -> datetime | None:
+    """run.json times: ISO 8601 strings or epoch seconds; anything else is unknown."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+def bug_list(raw: Any) -> list[str]:
+    """`bugs` as written by the run: a list, a comma string, or absent."""
+    if isinstance(raw, str):
+        return [b.strip() for b in raw.split(",") if b.strip()]
+    if isinstance(raw, list | tuple):
+        return [str(b) for b in raw if str(b).strip()]
+    return []
+
+
+def verdict_of(raw: Any) -> Verdict:
+    if raw is True or raw is False:
+        return raw
+    return "unknown" if raw == "unknown" else None
+
+
+def verdict_label(verdict: Verdict) -> str:
+    return {True: "valid", False: "invalid", "unknown": "unknown"}.get(verdict, "no verdict")
+
+
+def verdict_class(verdict: Verdict) -> str:
+    """CSS class (and colour) of a verdict: green, red, or amber for anything undecided."""
+    return {True: "valid", False: "invalid"}.get(verdict, "unknown")
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _duration(run: Mapping[str, Any], started: datetime | None) -> float | None:
+    finished = parse_time(run.get("finished_at"))
+    if started and finished and finished >= started:
+        return (finished - started).total_seconds()
+    timings = run.get("timings")
+    if isinstance(timings, Mapping):
+        parts = [_number(v) for v in timings.values()]
+        known = [p for p in parts if p is not None]
+        return sum(known) if known else None
+    return None
+
+
+def _anomaly_counts(results: Mapping[str, Any] | None) -> dict[str, int]:
+    counts = dig(results, "anomaly_counts")
+    if isinstance(counts, Mapping):
+        return {str(k): int(v) for k, v in counts.items() if _int_or_none(v)}
+    # Older or partial results: derive from the per-check counts.
+    checks = dig(results, "checks")
+    out: dict[str, int] = {}
+    if isinstance(checks, Mapping):
+        for name, check in checks.items():
+            count = _int_or_none(dig(check, "count"))
+            if count:
+                out[str(name)] = count
+    return out
+
+
+def repro_command(run_dir: Path, run: Mapping[str, Any]) -> str:
+    given = run.get("repro_command")
+    if isinstance(given, str) and given.strip():
+        return given.strip()
+    return f"kchaos repro {shlex.quote(str(run_dir))}"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_dir: Path
+    run_id: str
+    verdict: Verdict
+    anomaly_counts: dict[str, int]
+    profile: str
+    seed: str
+    bugs: list[str]
+    guarantee: str
+    started_at: datetime | None
+    duration_s: float | None
+    exit_code: int | None
+    repro: str
+    problems: list[FileState] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return verdict_label(self.verdict)
+
+    @property
+    def css(self) -> str:
+        return verdict_class(self.verdict)
+
+    @property
+    def fixed_worker(self) -> bool:
+        return not self.bugs
+
+    @property
+    def harness_failed(self) -> bool:
+        """No verdict was reached because the harness (not the system under test) broke."""
+        return self.exit_code in (254, 255) or (self.verdict is None and self.exit_code != 1)
+
+    @property
+    def detected(self) -> bool:
+        return self.verdict is False
+
+    @property
+    def outcome(self) -> str:
+        """What the run means for the project: fixed worker ok / false alarm, bug caught /
+        missed, or the harness broke."""
+        if self.harness_failed:
+            return "harness failed"
+        if self.fixed_worker:
+            return "ok" if self.verdict is True else f"fixed worker {self.label}"
+        return "bug caught" if self.detected else "bug missed"
+
+    @property
+    def expectation_met(self) -> bool:
+        return self.outcome in ("ok", "bug caught")
+
+    @property
+    def anomalies_text(self) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in sorted(self.anomaly_counts.items())) or "-"
+
+
+def summarize(files: RunFiles) -> RunSummary:
+    run = files.run
+    config = run.get("config") if isinstance(run.get("config"), Mapping) else {}
+    results = files.results
+    started = parse_time(run.get("started_at"))
+    exit_code = _int_or_none(run.get("exit_code"))
+    verdict = verdict_of(dig(results, "verdict"))
+    if verdict is None and exit_code in (0, 1, 2):
+        # results.json lost but the run said how it ended: trust the exit code.
+        verdict = {0: True, 1: False, 2: "unknown"}[exit_code]
+    seed = config.get("seed", run.get("seed"))
+    return RunSummary(
+        run_dir=files.run_dir,
+        run_id=str(run.get("run_id") or files.run_dir.name),
+        verdict=verdict,
+        anomaly_counts=_anomaly_counts(results),
+        profile=str(config.get("profile") or run.get("profile") or "?"),
+        seed="?" if seed is None else str(seed),
+        bugs=bug_list(config.get("bugs", run.get("bugs"))),
+        guarantee=str(config.get("guarantee") or "?"),
+        started_at=started,
+        duration_s=_duration(run, started),
+        exit_code=exit_code,
+        repro=repro_command(files.run_dir, run),
+        problems=files.problems,
+    )
+
+
+def summarize_dir(run_dir: Path) -> RunSummary:
+    return summarize(load_meta(run_dir))
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

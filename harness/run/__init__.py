@@ -1,0 +1,1 @@
+"""One chaos run: setup, load + faults, heal, drain, collect, check, report."""

@@ -1,0 +1,131 @@
+"""`kchaos run`, `kchaos repro`, `kchaos check`: the run lifecycle behind a live display."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.live import Live
+from rich.table import Table
+
+from faults.model import Plan
+from harness.console import err, out
+from harness.errors import UsageError
+from harness.results import read_json
+from harness.run.config import RunConfig, repro_command
+from harness.run.lifecycle import Progress, Run, RunOutcome, exit_code_for
+
+VERDICT_STYLE = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+
+
+def _progress_table(config: RunConfig, progress: Progress) -> Table:
+    table = Table.grid(padding=(0, 2))
+    elapsed = time.monotonic() - progress.started
+    lag = "?" if progress.lag is None else str(progress.lag)
+    table.add_row(
+        f"[bold]{progress.phase}[/]",
+        f"{elapsed:5.0f}s",
+        f"events sent {progress.sent} / acked {progress.acked}",
+        f"pods up {progress.pods_up}/{progress.pods}",
+        f"faults {progress.faults_applied}/{progress.faults_planned}",
+        f"lag {lag}",
+    )
+    return table
+
+
+def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> RunOutcome:
+    run = Run(config, results_dir, plan)
+    out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
+    err.print(
+        f"profile [bold]{config.profile}[/] seed {config.seed} bugs "
+        f"{','.join(config.bugs) or 'none'}; {config.pods} pods x {config.threads} threads, "
+        f"{config.brokers} broker(s), {config.time_limit_s:.0f}s at {config.rate:.0f} events/s"
+    )
+    with Live(_progress_table(config, run.progress), console=err, refresh_per_second=4,
+              transient=False) as live:
+        outcome = run.execute(lambda p: live.update(_progress_table(config, p)))
+    _print_verdict(outcome)
+    return outcome
+
+
+def _print_verdict(outcome: RunOutcome) -> None:
+    results_path = outcome.run_dir / "results.json"
+    counts: dict[str, Any] = {}
+    if results_path.exists():
+        counts = json.loads(results_path.read_text()).get("anomaly_counts", {})
+    verdict = VERDICT_STYLE.get(outcome.verdict, "[bold yellow]UNKNOWN[/]")
+    anomalies = ", ".join(f"{k}: {v}" for k, v in counts.items()) or "no anomalies"
+    out.print(f"verdict {verdict}  ({anomalies})")
+    report = outcome.run_dir / "report.html"
+    if report.exists():
+        out.print(f"report: {report}", highlight=False, soft_wrap=True)
+    out.print(f"repro:  {repro_command(outcome.run_dir)}", highlight=False, soft_wrap=True)
+
+
+def run(explicit: dict[str, Any], results_dir: Path) -> int:
+    from harness.run.config import resolve
+
+    return execute(resolve(explicit), results_dir).exit_code
+
+
+def load_run(run_dir: Path) -> tuple[RunConfig, Plan]:
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir} is not a folder: pass a run folder under results/")
+    info = read_json(run_dir / "run.json")
+    try:
+        config = RunConfig.from_json(info["config"])
+        plan = Plan.from_json(read_json(run_dir / "plan.json"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{run_dir} has a damaged run.json or plan.json ({exc})") from exc
+    return config, plan
+
+
+def repro(run_dir: Path, times: int, results_dir: Path | None) -> int:
+    """Replay a run's config and plan `times` times; how often each anomaly came back."""
+    if times < 1:
+        raise UsageError("--times must be at least 1")
+    config, plan = load_run(run_dir)
+    original = _anomalies(run_dir)
+    where = results_dir or run_dir.parent
+    seen: Counter[str] = Counter()
+    codes: list[int] = []
+    for k in range(times):
+        err.print(f"[bold]repro {k + 1}/{times}[/] of {run_dir.name}")
+        outcome = execute(config, where, plan)
+        codes.append(outcome.exit_code)
+        seen.update(_anomalies(outcome.run_dir).keys())
+    table = Table(title=f"repro of {run_dir.name}: {times} run(s)")
+    table.add_column("anomaly")
+    table.add_column("original")
+    table.add_column("came back")
+    for name in sorted(set(original) | set(seen)):
+        table.add_row(name, str(original.get(name, 0)), f"{seen[name]}/{times}")
+    out.print(table)
+    return max(codes) if any(c == 1 for c in codes) else max(codes, default=0)
+
+
+def _anomalies(run_dir: Path) -> dict[str, int]:
+    try:
+        return dict(json.loads((run_dir / "results.json").read_text()).get("anomaly_counts", {}))
+    except (OSError, ValueError):
+        return {}
+
+
+def check(run_dir: Path, spark_master: str | None) -> int:
+    if not (run_dir / "history").is_dir():
+        raise UsageError(f"{run_dir} has no history/ folder: is it a collected kchaos run?")
+    from checker.check import check_run
+
+    with err.status("checking with Spark"):
+        doc = check_run(run_dir, spark_master)
+    verdict = doc.get("verdict", "unknown")
+    counts = doc.get("anomaly_counts", {})
+    out.print(f"verdict {VERDICT_STYLE.get(verdict, '[bold yellow]UNKNOWN[/]')} "
+              f"({', '.join(f'{k}: {v}' for k, v in counts.items()) or 'no anomalies'})")
+    from harness.run.runinfo import render_reports
+
+    render_reports(run_dir)
+    return exit_code_for(verdict)

@@ -1,0 +1,106 @@
+"""A run's configuration: CLI options over the profile's needs over defaults.
+
+Everything needed to redo the run is in `run.json` (`RunConfig.to_json`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from faults.plan import PROFILES, profile_config
+from harness.errors import UsageError
+
+GUARANTEES = ("exactly_once_v2", "at_least_once")
+PLATFORMS = ("local", "docker")
+
+
+def known_bugs() -> tuple[str, ...]:
+    """The worker's switches, read from its registry (a constant list; no runtime import
+    of the worker's machinery)."""
+    from workloads.worker.bugs import BUG_NAMES
+
+    return tuple(BUG_NAMES)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    profile: str = "all"
+    seed: int = 0
+    time_limit_s: float = 60.0
+    pods: int = 2
+    threads: int = 2
+    standbys: int = 0
+    brokers: int = 1
+    rate: float = 100.0
+    bugs: tuple[str, ...] = ()
+    guarantee: str = "exactly_once_v2"
+    bootstrap: str | None = None
+    platform: str = "local"
+    partitions: int = 4
+    accounts: int = 40
+    duplicate_fraction: float = 0.05
+    application_id: str = "ledger-app"
+    drain_timeout_s: float = 60.0
+    commit_interval_ms: int = 500
+    write_buffer_bytes: int = 64 * 1024
+    cleaner_delay_ms: int = 600_000
+    cleaner_interval_ms: int = 60_000
+    spark_master: str | None = None
+
+    @property
+    def nodes(self) -> int:
+        """One node more than pods, so a moved pod always has somewhere to go."""
+        return self.pods + 1
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["bugs"] = list(self.bugs)
+        return data
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> RunConfig:
+        names = {f.name for f in fields(RunConfig)}
+        unknown = set(raw) - names
+        if unknown:
+            raise UsageError(f"run.json has unknown settings {sorted(unknown)}: damaged file?")
+        data = dict(raw)
+        data["bugs"] = tuple(data.get("bugs", ()))
+        return validate(RunConfig(**data))
+
+
+def resolve(explicit: dict[str, Any]) -> RunConfig:
+    """Options the user gave win; then what the profile needs; then the defaults."""
+    profile = explicit.get("profile") or RunConfig.profile
+    if profile not in PROFILES:
+        raise UsageError(f"--profile {profile}: choose one of {', '.join(PROFILES)}")
+    merged: dict[str, Any] = {**profile_config(profile), **explicit, "profile": profile}
+    names = {f.name for f in fields(RunConfig)}
+    return validate(replace(RunConfig(), **{k: v for k, v in merged.items() if k in names}))
+
+
+def validate(config: RunConfig) -> RunConfig:
+    checks = [
+        (config.time_limit_s >= 10, "--time-limit must be at least 10 seconds"),
+        (config.pods >= 1, "--pods must be at least 1"),
+        (config.threads >= 1, "--threads must be at least 1"),
+        (0 <= config.standbys < max(config.pods, 1) + 1, "--standbys must be 0..pods"),
+        (config.brokers in (1, 3), "--brokers must be 1 or 3"),
+        (config.rate > 0, "--rate must be positive"),
+        (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
+        (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
+        (config.partitions >= 1, "partitions must be at least 1"),
+        (0 <= config.duplicate_fraction < 1, "duplicate fraction must be in [0, 1)"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise UsageError(message)
+    bad = [b for b in config.bugs if b not in known_bugs()]
+    if bad:
+        raise UsageError(f"--bugs {','.join(bad)}: known switches are {', '.join(known_bugs())}")
+    return config
+
+
+def repro_command(run_dir: Path) -> str:
+    return f"kchaos repro {run_dir}"

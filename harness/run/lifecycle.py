@@ -1,0 +1,274 @@
+"""One run, DESIGN.md §2: setup, load + faults, heal, drain, collect, check, report.
+
+Every phase is timed into run.json; whatever breaks, the processes are stopped and what
+was collected stays in the run folder.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faults.kinds import FaultContext
+from faults.model import Plan
+from faults.nemesis import Nemesis
+from faults.observe import TraceWatcher
+from faults.plan import plan as draw_plan
+from faults.plan import pod_name
+from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, HarnessError
+from harness.history import History
+from harness.kafka.cluster import KafkaCluster
+from harness.platforms.base import WorkerConfig
+from harness.platforms.local import LocalPlatform
+from harness.procs import ProcessRegistry
+from harness.results import new_run_dir, write_json
+from harness.run import runinfo
+from harness.run.accounts import AccountsTopic
+from harness.run.config import RunConfig
+from harness.run.load import LoadClient
+from harness.run.topics import create_topics, lag, wait_drained
+
+POD_READY_TIMEOUT_S = 120.0
+DEATH_WATCH_S = 15.0  # a pod restarted at heal that exits within this is dead for good
+
+
+@dataclass
+class Progress:
+    phase: str = "setup"
+    started: float = field(default_factory=time.monotonic)
+    sent: int = 0
+    acked: int = 0
+    pods_up: int = 0
+    pods: int = 0
+    faults_applied: int = 0
+    faults_planned: int = 0
+    lag: int | None = None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_dir: Path
+    verdict: Any
+    exit_code: int
+
+
+ProgressSink = Callable[[Progress], None]
+
+
+class Run:
+    def __init__(self, config: RunConfig, results_dir: Path, plan: Plan | None = None) -> None:
+        self.config = config
+        self.run_dir = new_run_dir(results_dir, f"{config.profile}-s{config.seed}")
+        self.plan = plan or draw_plan(
+            config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
+        )
+        self.registry = ProcessRegistry(self.run_dir)
+        self.history = History(self.run_dir)
+        self.progress = Progress(faults_planned=len(self.plan.steps), pods=config.pods)
+        self.timings: dict[str, float] = {}
+        self.info = runinfo.initial(self.run_dir, config, self.plan)
+        self.cluster: KafkaCluster | None = None
+        self.platform: LocalPlatform | None = None
+        self.nemesis: Nemesis | None = None
+        self.dead_pods: list[str] = []
+        self.deaths: list[dict[str, Any]] = []
+        self._sink: ProgressSink = lambda p: None
+
+    # -- the phases ------------------------------------------------------------------------
+
+    def execute(self, sink: ProgressSink | None = None) -> RunOutcome:
+        if sink is not None:
+            self._sink = sink
+        write_json(self.run_dir / "run.json", self.info)
+        write_json(self.run_dir / "plan.json", runinfo.plan_document(self.plan, None))
+        verdict: Any = "unknown"
+        try:
+            bootstrap = self._phase("setup", self._setup)
+            self._phase("load", lambda: self._load(bootstrap))
+            self._phase("heal", self._heal)
+            drained, drain_s = self._phase("drain", lambda: self._drain(bootstrap))
+            self._phase("stop", self._stop_pods)
+            self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
+            self._phase("stop-kafka", self.registry.stop_all)
+            verdict = self._phase("check", self._check)
+            return RunOutcome(self.run_dir, verdict, exit_code_for(verdict))
+        except Exception as exc:
+            self.info["error"] = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self.registry.stop_all()
+            self.history.close()
+            self.info["timings"] = self.timings
+            self.info["verdict"] = verdict
+            self.info["exit_code"] = exit_code_for(verdict) if "error" not in self.info else 255
+            self.info["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            write_json(self.run_dir / "run.json", self.info)
+            self._phase("report", self._report)
+
+    def _phase(self, name: str, action: Callable[[], Any]) -> Any:
+        self.progress.phase = name
+        self._sink(self.progress)
+        started = time.monotonic()
+        try:
+            return action()
+        finally:
+            self.timings[f"{name}_s"] = round(time.monotonic() - started, 2)
+
+    def _setup(self) -> str:
+        c = self.config
+        if c.bootstrap:
+            bootstrap = c.bootstrap
+        else:
+            self.cluster = KafkaCluster(self.run_dir, self.registry, size=c.brokers)
+            self.cluster.start()
+            bootstrap = self.cluster.bootstrap
+        self.info["bootstrap"] = bootstrap
+        create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
+        self.accounts = AccountsTopic(bootstrap, self.history, c.accounts)
+        self.accounts.publish_all()
+        worker = WorkerConfig(
+            bootstrap=bootstrap, application_id=c.application_id, threads=c.threads,
+            standbys=c.standbys, guarantee=c.guarantee, bugs=c.bugs,
+            commit_interval_ms=c.commit_interval_ms, write_buffer_bytes=c.write_buffer_bytes,
+            cleaner_delay_ms=c.cleaner_delay_ms, cleaner_interval_ms=c.cleaner_interval_ms,
+        )
+        self.platform = LocalPlatform(self.run_dir, self.registry, worker, c.nodes)
+        for i in range(c.pods):
+            self.platform.add_pod(pod_name(i), f"node-{i}")
+        self.watcher = TraceWatcher(self.platform, c.application_id)
+        self._wait_pods_running()
+        return bootstrap
+
+    def _wait_pods_running(self) -> None:
+        assert self.platform is not None
+        deadline = time.monotonic() + POD_READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            self._watch_deaths()
+            states = {p.name: self._client_state(p.name) for p in self.platform.pods()}
+            self.progress.pods_up = sum(1 for s in states.values() if s == "RUNNING")
+            self._sink(self.progress)
+            if all(s == "RUNNING" for s in states.values()):
+                return
+            if self.deaths:
+                raise HarnessError(f"a pod exited at start: see {self.run_dir / 'pods'}")
+            time.sleep(0.5)
+        raise HarnessError(f"pods not RUNNING after {POD_READY_TIMEOUT_S:.0f}s: see pods/*/")
+
+    def _client_state(self, pod: str) -> str | None:
+        state = None
+        for event in self.watcher.events(pod):
+            if event.get("event") == "client-state":
+                state = event.get("to")
+        return state
+
+    def _load(self, bootstrap: str) -> None:
+        assert self.platform is not None
+        c = self.config
+        ctx = FaultContext(self.platform, self.cluster, self.accounts, c.application_id)
+        self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
+        client = LoadClient(
+            bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate
+        )
+        stop = threading.Event()
+        watcher = threading.Thread(target=self._watch_load, args=(bootstrap, client, stop),
+                                   name="progress", daemon=True)
+        self.nemesis.start()
+        watcher.start()
+        try:
+            client.run(c.time_limit_s, stop)
+        finally:
+            stop.set()
+            self.nemesis.stop_and_heal()
+            client.close()
+            watcher.join(timeout=10)
+            self._count(client)
+
+    def _watch_load(self, bootstrap: str, client: LoadClient, stop: threading.Event) -> None:
+        last_lag = 0.0
+        while not stop.wait(0.5):
+            self._watch_deaths()
+            self._count(client)
+            if time.monotonic() - last_lag > 3:
+                self.progress.lag = lag(bootstrap, self.config.application_id)
+                last_lag = time.monotonic()
+            self._sink(self.progress)
+
+    def _count(self, client: LoadClient) -> None:
+        assert self.platform is not None and self.nemesis is not None
+        self.progress.sent, self.progress.acked = client.counters.sent, client.counters.acked
+        self.progress.faults_applied = self.nemesis.applied
+        self.progress.pods_up = sum(1 for p in self.platform.pods() if p.running)
+
+    def _watch_deaths(self) -> None:
+        """Pods that exited on their own (not by the nemesis) go into the history."""
+        assert self.platform is not None
+        for name, code in self.platform.poll():
+            death = {"target": name, "exit_code": code}
+            self.deaths.append(death)
+            self.history.record("harness", "info", "pod-exited", death)
+
+    def _heal(self) -> None:
+        """Bring every original pod back; one that dies again at once stays dead."""
+        assert self.platform is not None
+        self._watch_deaths()
+        restarted = []
+        for i in range(self.config.pods):
+            pod = self.platform.pod(pod_name(i))
+            if not pod.running:
+                self.platform.start_pod(pod.name)
+                restarted.append(pod.name)
+                self.history.record("harness", "info", "heal-start", {"target": pod.name})
+        if restarted:
+            deadline = time.monotonic() + DEATH_WATCH_S
+            while time.monotonic() < deadline:
+                time.sleep(0.5)
+                self._watch_deaths()
+        self.dead_pods = [
+            pod_name(i) for i in range(self.config.pods)
+            if not self.platform.pod(pod_name(i)).running
+        ]
+
+    def _drain(self, bootstrap: str) -> tuple[bool, float]:
+        if self.dead_pods and len(self.dead_pods) == self.config.pods:
+            # Nobody is left to consume: waiting the full timeout would only cost time.
+            return False, 0.0
+        return wait_drained(bootstrap, self.config.application_id, self.config.drain_timeout_s)
+
+    def _stop_pods(self) -> None:
+        if self.platform is not None:
+            self.platform.teardown()
+
+    def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:
+        from checker.collect import collect
+
+        c = self.config
+        meta = {
+            "guarantee": c.guarantee, "partitions": c.partitions,
+            "application_id": c.application_id, "drained": drained, "drain_seconds": drain_s,
+            "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),
+        }
+        self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
+                                                       c.application_id, meta))
+
+    def _check(self) -> Any:
+        from checker.check import check_run
+
+        return check_run(self.run_dir, self.config.spark_master).get("verdict", "unknown")
+
+    def _report(self) -> None:
+        if self.nemesis is not None:
+            write_json(self.run_dir / "plan.json",
+                       runinfo.plan_document(self.plan, self.nemesis.outcomes))
+        runinfo.render_reports(self.run_dir)
+
+
+def exit_code_for(verdict: Any) -> int:
+    if verdict is True:
+        return EXIT_VALID
+    if verdict is False:
+        return EXIT_INVALID
+    return EXIT_UNKNOWN
