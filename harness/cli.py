@@ -155,6 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("[yellow]kchaos: interrupted[/]")
         return 130
+    except Exception as exc:  # the harness itself broke: one line, the traceback in a file
+        import traceback
+
+        crash = Path("kchaos-crash.txt").resolve()
+        crash.write_text(traceback.format_exc())
+        _say_one_line("kchaos: harness failed:", RuntimeError(f"{exc!r} (traceback: {crash})"))
+        return EXIT_HARNESS_FAILED
 
 
 if __name__ == "__main__":

@@ -1,45 +1,42 @@
-"""The accounts (global) topic as the harness writes it: every account at setup, then
-again (a new version) whenever the nemesis needs the topic to hold every account past a
-truncation point. Each write is a history op, so the checker knows what the topic held."""
+"""The accounts (global) topic as the run and the nemesis use it: the workload's writer,
+with each write recorded as a history op so the checker knows what the topic held."""
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from harness.history import History
 from harness.run.topics import delete_records_before, end_offsets
-from kafka import KafkaProducer
-from workloads.ledger.contract import ACCOUNTS_TOPIC, Account, account_name
+from workloads.ledger.accounts import AccountsWriter
+from workloads.ledger.contract import ACCOUNTS_TOPIC
 
 PROCESS = "accounts"
-TIERS = ("basic", "silver", "gold")
+BUMP_PERIOD_S = 2.0
 
 
 class AccountsTopic:
     """Implements `faults.kinds.GlobalTopic`."""
 
-    def __init__(self, bootstrap: str, history: History, accounts: int) -> None:
+    def __init__(self, bootstrap: str, history: History, accounts: int, seed: int) -> None:
         self.bootstrap = bootstrap
         self.history = history
-        self.accounts = accounts
-        self.version = 0
+        self._lock = threading.Lock()  # the writer's producer is shared with the nemesis
+        self.writer = AccountsWriter(bootstrap, accounts, seed, on_write=self._recorded)
+
+    def _recorded(self, value: dict[str, Any]) -> None:
+        self.history.record(PROCESS, "ok", "publish", value)
 
     def publish_all(self) -> int:
-        self.version += 1
-        producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all",
-                                 enable_idempotence=True)
-        try:
-            for i in range(self.accounts):
-                record = Account(account_name(i), self.version, TIERS[(i + self.version) % 3])
-                self.history.record(PROCESS, "invoke", "publish", {
-                    "account": record.account, "version": record.version})
-                metadata = producer.send(
-                    ACCOUNTS_TOPIC, key=record.account.encode(), value=record.encode()
-                ).get(timeout=30)
-                self.history.record(PROCESS, "ok", "publish", {
-                    "account": record.account, "version": record.version,
-                    "offset": metadata.offset})
-        finally:
-            producer.close()
-        return self.accounts
+        with self._lock:
+            self.writer.publish_all()
+        return self.writer.accounts
+
+    def bump_periodically(self, stop: threading.Event) -> None:
+        """New versions of random accounts during the load, so joins have something to lag."""
+        while not stop.wait(BUMP_PERIOD_S):
+            with self._lock:
+                self.writer.bump_one()
 
     def republish(self) -> int:
         return self.publish_all()
@@ -49,3 +46,6 @@ class AccountsTopic:
 
     def delete_before(self, offset: int) -> None:
         delete_records_before(self.bootstrap, ACCOUNTS_TOPIC, 0, offset)
+
+    def close(self) -> None:
+        self.writer.close()

@@ -128,7 +128,7 @@ class Run:
             bootstrap = self.cluster.bootstrap
         self.info["bootstrap"] = bootstrap
         create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
-        self.accounts = AccountsTopic(bootstrap, self.history, c.accounts)
+        self.accounts = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
         self.accounts.publish_all()
         worker = WorkerConfig(
             bootstrap=bootstrap, application_id=c.application_id, threads=c.threads,
@@ -176,12 +176,16 @@ class Run:
         stop = threading.Event()
         watcher = threading.Thread(target=self._watch_load, args=(bootstrap, client, stop),
                                    name="progress", daemon=True)
+        bumper = threading.Thread(target=self.accounts.bump_periodically, args=(stop,),
+                                  name="accounts", daemon=True)
         self.nemesis.start()
         watcher.start()
+        bumper.start()
         try:
             client.run(c.time_limit_s, stop)
         finally:
             stop.set()
+            bumper.join(timeout=30)
             self.nemesis.stop_and_heal()
             client.close()
             watcher.join(timeout=10)
@@ -241,6 +245,7 @@ class Run:
     def _stop_pods(self) -> None:
         if self.platform is not None:
             self.platform.teardown()
+        self.accounts.close()
 
     def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:
         from checker.collect import collect

@@ -41,7 +41,7 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
     try:
-        offsets = admin.list_consumer_group_offsets(group)
+        offsets = admin.list_group_offsets(group).get(group, {})
         return {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topic}
     finally:
         admin.close()
