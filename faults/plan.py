@@ -140,24 +140,30 @@ def _kafka_20685(b: _Builder) -> dict[str, object]:
 
 
 def _kafka_7672(b: _Builder) -> dict[str, object]:
-    """Tasks bounce between pod-0's threads while its checkpoint writes are slow: a thread
-    that restored a task before finds no checkpoint, wipes, and must restore again."""
-    b.add("delay-checkpoint", pod_name(0), Trigger(2.0), ms=3000)
-    for at in b.times(6, 9):
-        b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(3, 5))
+    """Tasks leave pod-0's threads for a scaled-out pod long enough for the cleaner to
+    delete their directories, then come back: a thread that restored a task before finds
+    it without checkpoint or data and must restore it again from the changelog."""
+    for at in b.times(8, 11):
+        b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(4, 6))
         b.spare += 1
-    return {"pods": 1, "threads": 2, "guarantee": "exactly_once_v2"}
+    return {"pods": 1, "threads": 2, "guarantee": "exactly_once_v2",
+            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 
 def _kafka_8187(b: _Builder) -> dict[str, object]:
-    """Repeated rebalances move standbys between threads of one process while the cleaner
-    runs often: a standby that lost the lock race leaves a directory to be cleaned and a
-    stale checkpoint to be written back."""
+    """Standbys move between threads of one process while the old owner is slow to let go
+    (delayed checkpoint writes), the cleaner runs often, rebalances repeat, and actives
+    fail over to the process holding the standby."""
+    for pod in (0, 1):
+        b.add("delay-checkpoint", pod_name(pod), Trigger(2.0), ms=2500)
     for at in b.times(6, 9):
-        b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(3, 5))
-        b.spare += 1
-    return {"pods": 2, "threads": 2, "standbys": 1, "cleaner_delay_ms": 2000,
-            "cleaner_interval_ms": 1000}
+        if b.rng.random() < 0.5:
+            b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(3, 5))
+            b.spare += 1
+        else:
+            b.add("kill", pod_name(b.rng.randrange(2)), Trigger(at), heal_after_s=b.r(1, 3))
+    return {"pods": 2, "threads": 2, "standbys": 1, "cleaner_delay_ms": 1500,
+            "cleaner_interval_ms": 500}
 
 
 def _kip_406(b: _Builder) -> dict[str, object]:
