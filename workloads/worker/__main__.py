@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         format=f"%(asctime)s {cfg.instance_id} %(threadName)s %(levelname)s %(name)s: %(message)s",
     )
     # kafka-python is chatty at INFO (every fetch session, every reconnect)
-    logging.getLogger("kafka").setLevel(logging.WARNING)
+    logging.getLogger("kafka").setLevel(os.environ.get("KCHAOS_KAFKA_LOG_LEVEL", "WARNING"))
     app = StreamsApp(cfg)
     signal.signal(signal.SIGTERM, lambda *_: app.request_stop())
     signal.signal(signal.SIGINT, lambda *_: app.request_stop())

@@ -55,6 +55,7 @@ class GlobalStreamThread(threading.Thread):
         self.error: BaseException | None = None
         self.offset: int | None = None  # last accounts offset applied
         self._store_lock = threading.Lock()
+        self._checkpointed: int | None = -2  # offset of the last checkpoint written
 
     # -- reads from stream threads ---------------------------------------------------
 
@@ -102,7 +103,8 @@ class GlobalStreamThread(threading.Thread):
                 self._apply(self.consumer.poll(timeout_ms=100))
             except Errors.OffsetOutOfRangeError:
                 self.on_invalid_offset()
-            if (time.monotonic() - last_ckpt) * 1000 >= self.cfg.commit_interval_ms:
+            due = (time.monotonic() - last_ckpt) * 1000 >= self.cfg.commit_interval_ms
+            if due and self.offset != self._checkpointed:
                 self._checkpoint("commit")
                 last_ckpt = time.monotonic()
         self._checkpoint("close")
@@ -190,6 +192,7 @@ class GlobalStreamThread(threading.Thread):
             time.sleep(delay / 1000)
         offs = {} if self.offset is None else {(self.cfg.accounts_topic, 0): self.offset}
         write_checkpoint(self.dir / CHECKPOINT_FILE, offs)
+        self._checkpointed = self.offset
         self.tracer.emit(
             THREAD, "checkpoint-write", task=TASK, offsets=offsets_for_trace(offs), reason=reason
         )

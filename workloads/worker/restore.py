@@ -110,7 +110,11 @@ class ChangelogReader:
         return any(e.end is not None and tp not in self.completed for tp, e in self.entries.items())
 
     def has_work(self) -> bool:
-        return any(not self._done(tp, e) for tp, e in self.entries.items())
+        # something to read, or a completion not yet reported to its task
+        return any(
+            not self._done(tp, e) or (e.end is not None and tp not in self._reported)
+            for tp, e in self.entries.items()
+        )
 
     def poll(self, timeout_ms: int) -> tuple[list[TopicPartition], list[TopicPartition]]:
         """One round: returns (partitions that completed now, partitions whose offset was
@@ -122,7 +126,7 @@ class ChangelogReader:
             if e.end is not None and tp in self.completed and tp not in self._reported:
                 self._reported.add(tp)
                 done.append(tp)
-        if not self.has_work():
+        if all(self._done(tp, e) for tp, e in self.entries.items()):
             return done, invalid
         try:
             batches = self.consumer.poll(timeout_ms=timeout_ms)

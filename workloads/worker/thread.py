@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import kafka.errors as Errors
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
-from kafka.structs import OffsetAndMetadata
+from kafka.structs import MemberState, OffsetAndMetadata
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from workloads.ledger.contract import task_id
@@ -79,6 +79,7 @@ class StreamThread(threading.Thread):
         self._in_txn = False
         self._last_commit = time.monotonic()
         self._revoking = False
+        self._assigned_once = False  # RUNNING needs a first assignment, even an empty one
 
     # -- setup -----------------------------------------------------------------------
 
@@ -105,6 +106,9 @@ class StreamThread(threading.Thread):
             heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
             max_poll_records=500,
         )
+        # Know the input topic before the first join: otherwise the leader assigns nothing
+        # and an immediate second rebalance follows.
+        self.consumer.partitions_for_topic(cfg.input_topic)
         self.consumer.subscribe([cfg.input_topic], listener=_Listener(self))
 
     def _new_producer(self) -> KafkaProducer:
@@ -183,7 +187,13 @@ class StreamThread(threading.Thread):
 
     def _run_once(self) -> None:
         busy = self.tm.restoring() or self.reader.has_work()
-        batches = self.consumer.poll(timeout_ms=0 if busy else 50)
+        timeout = 0 if busy else 50
+        if self.consumer.group_metadata().state != MemberState.STABLE:
+            # kafka-python 3.0.12 drops a join that completes between two short polls and
+            # starts another one (seen as a group stuck in its rebalance): while the group
+            # rebalances, poll long enough for the join and sync to finish inside one call.
+            timeout = 2000
+        batches = self.consumer.poll(timeout_ms=timeout)
         if self._lost:
             self._lost = False
             self._close_dirty()
@@ -205,11 +215,15 @@ class StreamThread(threading.Thread):
         if (time.monotonic() - self._last_commit) * 1000 >= self.cfg.commit_interval_ms:
             self._commit()
             self.tm.checkpoint_standbys()
-        if self._pending is None and self.state != "RUNNING" and self.tm.all_ready():
+        if (
+            self._assigned_once and self._pending is None and self.state != "RUNNING"
+            and self.tm.all_ready()
+        ):
             self._set_state("RUNNING")
 
     def _apply_assignment(self) -> None:
         assigned, self._pending = self._pending or set(), None
+        self._assigned_once = True
         active = {task_id(tp.partition) for tp in assigned}
         standby = set(self.assignor.standby_tasks) - active
         self.tracer.emit(self.tname, "assigned", active=sorted(active), standby=sorted(standby))
