@@ -38,6 +38,8 @@ LIFECYCLE = (
 PROCESS_EVENTS = ("fatal", "client-state", "global-invalid-offset")
 
 Position = tuple[int, int]
+# A total order on trace rows, so examples come out the same on every run and cluster.
+TRACE_ORDER = ("ts_ns", "pod", "pid", "thread", "event", "data")
 
 
 def parse_json(raw: str) -> Any:
@@ -109,7 +111,7 @@ def task_traces(
             (F.col("task").isin(tasks) & F.col("event").isin(*LIFECYCLE))
             | F.col("event").isin(*PROCESS_EVENTS)
         )
-        .orderBy("ts_ns", "pod")
+        .orderBy(*TRACE_ORDER)
         .collect()
     )
     result = []
@@ -129,7 +131,7 @@ def skip_traces(traces: DataFrame, event_ids: Sequence[str]) -> dict[str, list[d
             (F.col("event") == "dedup-skip")
             & F.get_json_object("data", "$.event_id").isin(list(event_ids))
         )
-        .orderBy("ts_ns", "pod")
+        .orderBy(*TRACE_ORDER)
         .collect()
     )
     out: dict[str, list[dict]] = {e: [] for e in event_ids}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from checker.examples import row_dict, trace_dict
+from checker.examples import TRACE_ORDER, row_dict, trace_dict
 from checker.frames import Frames
 from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, UNKNOWN, CheckResult
@@ -34,7 +34,7 @@ def unavailable(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     for pod in meta.dead_pods[: MAX_EXAMPLES - len(examples)]:
         last = (
             frames.traces.where(F.col("pod") == pod)
-            .orderBy(F.col("ts_ns").desc())
+            .orderBy(*[F.col(c).desc() for c in TRACE_ORDER])
             .limit(LAST_EVENTS)
             .collect()
         )

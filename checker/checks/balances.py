@@ -57,13 +57,15 @@ def _report(frames: Frames, bad: DataFrame) -> CheckResult:
     count = bad.count()
     if count == 0:
         return CheckResult(valid=True)
-    onset = Window.partitionBy("account").orderBy("in_partition", "in_offset")
+    onset = Window.partitionBy("account").orderBy(
+        "in_partition", "in_offset", "partition", "offset"
+    )
     onsets = bad.withColumn("_k", F.row_number().over(onset)).where(F.col("_k") == 1)
     accounts = onsets.count()
     rows = [
         r.asDict()
         for r in onsets.select(*_EXAMPLE_COLS)
-        .orderBy("in_partition", "in_offset")
+        .orderBy("in_partition", "in_offset", "partition", "offset")
         .limit(MAX_EXAMPLES)
         .collect()
     ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checker.examples import parse_json, row_dict, trace_dict
+from checker.examples import TRACE_ORDER, parse_json, row_dict, trace_dict
 from checker.frames import Frames, trace_field
 from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, CheckResult
@@ -111,7 +111,7 @@ def running_with_checkpoint(frames: Frames) -> DataFrame:
     )
     before = (
         Window.partitionBy("pod", "pid", "task")
-        .orderBy("ts_ns")
+        .orderBy("ts_ns", "event", "data")
         .rowsBetween(Window.unboundedPreceding, -1)
     )
     file_op = F.when(F.col("event").isin(*PRESENT), F.col("data")).when(
@@ -135,7 +135,7 @@ def _task_events(frames: Frames, keys: list[tuple[str, int, str]]) -> list[list[
             & F.col("task").isin(tasks)
             & F.col("event").isin(*CONTEXT_EVENTS)
         )
-        .orderBy("ts_ns")
+        .orderBy(*TRACE_ORDER)
         .collect()
     )
     return [
@@ -147,8 +147,8 @@ def _task_events(frames: Frames, keys: list[tuple[str, int, str]]) -> list[list[
 def stale_checkpoint(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     if not meta.exactly_once:
         return CheckResult(valid=True, note=f"not applicable under {meta.guarantee!r}")
-    digests = digest_mismatches(frames).orderBy("ts_ns", "pod", "store")
-    running = running_with_checkpoint(frames).orderBy("ts_ns", "pod", "task")
+    digests = digest_mismatches(frames).orderBy("ts_ns", "pod", "pid", "task", "store")
+    running = running_with_checkpoint(frames).orderBy("ts_ns", "pod", "pid", "task")
     n_digest = digests.count()
     n_running = running.count()
     count = n_digest + n_running

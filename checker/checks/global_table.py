@@ -33,7 +33,7 @@ _COLS = (
 
 def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     bound_ms = int(meta.stale_global_bound_s * 1000)
-    acc = frames.accounts.select(
+    acc = frames.accounts.where(F.col("version").isNotNull()).select(
         F.col("account").alias("_a"),
         F.col("timestamp_ms").alias("_ts"),
         F.col("version").alias("_v"),
@@ -52,7 +52,7 @@ def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult
     rows = [
         r.asDict()
         for r in stale.select(*_COLS)
-        .orderBy("in_partition", "in_offset")
+        .orderBy("in_partition", "in_offset", "partition", "offset")
         .limit(MAX_EXAMPLES)
         .collect()
     ]
