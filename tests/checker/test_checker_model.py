@@ -1,0 +1,61 @@
+"""Verdict composition, run facts and failure paths that need no Spark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from checker.__main__ import main
+from checker.check import check_history, results_document, run_checks
+from checker.meta import DEFAULT_STALE_GLOBAL_BOUND_S, Meta
+from checker.model import UNKNOWN, CheckResult, compose
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        ([], True),
+        ([True, True], True),
+        ([True, UNKNOWN], UNKNOWN),
+        ([UNKNOWN, False, True], False),
+        ([False], False),
+    ],
+)
+def test_compose_false_beats_unknown_beats_true(verdicts: list, expected: object) -> None:
+    assert compose(verdicts) == expected
+
+
+def test_meta_defaults_and_bound() -> None:
+    meta = Meta.from_json({"guarantee": "exactly_once_v2", "drained": True})
+    assert meta.exactly_once and meta.dead_pods == ()
+    assert meta.stale_global_bound_s == DEFAULT_STALE_GLOBAL_BOUND_S
+    assert Meta.from_json({"guarantee": "x", "stale_global_bound_s": 2}).stale_global_bound_s == 2
+
+
+def test_a_check_that_raises_is_unknown_and_the_others_still_run() -> None:
+    def boom(spark: object, frames: object, meta: object) -> CheckResult:
+        raise RuntimeError("kaput")
+
+    def fine(spark: object, frames: object, meta: object) -> CheckResult:
+        return CheckResult(valid=True)
+
+    results, seconds = run_checks(None, None, Meta("exactly_once_v2"), {"a": boom, "b": fine})  # type: ignore[arg-type]
+    doc = results_document(results, {})
+    assert doc["verdict"] == UNKNOWN
+    assert doc["checks"]["a"]["valid"] == UNKNOWN and "kaput" in doc["checks"]["a"]["error"]
+    assert doc["checks"]["b"]["valid"] is True
+    assert set(seconds) == {"a", "b"}
+
+
+def test_unreadable_history_is_unknown_not_a_crash(tmp_path: Path) -> None:
+    doc = check_history(tmp_path)  # no meta.json, no parquet: Spark is never started
+    assert doc["verdict"] == UNKNOWN
+    assert all("meta.json" in c["error"] for c in doc["checks"].values())
+    json.dumps(doc)
+
+
+def test_cli_rejects_a_folder_without_history(tmp_path: Path) -> None:
+    assert main([str(tmp_path)]) == 254
+    assert main(["--no-such-flag"]) == 254

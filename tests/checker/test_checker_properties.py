@@ -1,0 +1,83 @@
+"""Property tests of the checks on synthetic histories (Spark, one session for all).
+
+A valid history is always judged valid; a history broken in exactly one way is judged by
+exactly the matching check, which counts the broken records and names them in its
+examples. Example counts are small: every example runs all checks on Spark.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import SparkSession
+from synth_history import History, Params, generate
+from synth_inject import INJECTORS
+
+from checker.check import check_history
+from checker.meta import AT_LEAST_ONCE, EXACTLY_ONCE_V2
+
+pytestmark = pytest.mark.spark
+
+params = st.builds(
+    Params,
+    seed=st.integers(0, 2**32 - 1),
+    partitions=st.integers(1, 3),
+    accounts=st.integers(1, 6),
+    events=st.integers(1, 40),
+    resend_rate=st.sampled_from([0.0, 0.2, 0.4]),
+    updates=st.integers(0, 4),
+    uncommitted_tail=st.integers(0, 2),
+    guarantee=st.sampled_from([EXACTLY_ONCE_V2, AT_LEAST_ONCE]),
+)
+
+
+def spark_settings(max_examples: int) -> settings:
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+def judge(spark: SparkSession, history: History) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="kchaos-prop-") as tmp:
+        return check_history(history.write(Path(tmp) / "history"), spark=spark)
+
+
+@spark_settings(8)
+@given(p=params)
+def test_valid_history_is_valid(spark: SparkSession, p: Params) -> None:
+    doc = judge(spark, generate(p))
+    assert {n: (c["valid"], c["count"]) for n, c in doc["checks"].items()} == {
+        n: (True, 0) for n in doc["checks"]
+    }, doc["checks"]
+    assert doc["verdict"] is True
+    assert doc["anomaly_counts"] == {}
+
+
+@spark_settings(24)
+@given(p=params, kind=st.sampled_from(sorted(INJECTORS)), pick=st.integers(0, 2**32 - 1))
+def test_injected_anomaly_is_named_with_its_records(
+    spark: SparkSession, p: Params, kind: str, pick: int
+) -> None:
+    broken = INJECTORS[kind](generate(p), random.Random(pick))
+    assume(broken is not None)
+    assert broken is not None
+    history, expected = broken
+    doc = judge(spark, history)
+    checks = doc["checks"]
+    got = checks[expected.check]
+    assert got["count"] == expected.count, got
+    tolerated = expected.check == "duplicate-output" and p.guarantee == AT_LEAST_ONCE
+    assert got["valid"] is tolerated, got
+    assert doc["verdict"] is tolerated
+    named = {tuple(ex[f] for f in expected.key_fields) for ex in got["examples"]}
+    assert named == expected.keys, got["examples"]
+    others = {n: (c["valid"], c["count"]) for n, c in checks.items() if n != expected.check}
+    assert others == {n: (True, 0) for n in others}, others
