@@ -1,0 +1,376 @@
+"""Platform `docker`: pods and brokers as containers on one Docker engine (docker SDK).
+
+- A pod is one container per start (`kchaos-<run>-<pod>-<incarnation>`), labelled
+  `kchaos.run`/`kchaos.pod`/`kchaos.node`, so `cleanup_run` finds whatever a crash left.
+- A node is a label only: one engine is one host. A pod's volume is a named volume per
+  (pod, generation): a move with the volume reuses it, a move without starts generation+1.
+- `<run>/pods/<pod>/` is bind-mounted at /kchaos/pod: trace and control file stay host
+  files, so faults/observe.py and the control hook work unchanged. A container's output
+  is appended to `worker.log` when it ends (not live, unlike `local`).
+- host_volumes=True (default): named volumes are `local` bind volumes whose data lives in
+  `<run>/volumes/<volume>/`, so `volume()` is a run-folder path readable without root.
+  host_volumes=False: plain engine volumes; `volume()` is the volume's `Mountpoint` from
+  inspect (root-only on a Linux host, inside the VM on Docker Desktop).
+Both need an engine that sees the harness's filesystem (a local Linux engine, or Docker
+Desktop's file sharing) and publishes ports on 127.0.0.1. Why the specs look as they do:
+docker_specs.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, NotFound
+from kafka.errors import KafkaError
+
+from harness.errors import HarnessError, UsageError
+from harness.kafka.cluster import READY_TIMEOUT_S, describe_brokers, free_port, new_cluster_id
+from harness.platforms import docker_engine as engine
+from harness.platforms import docker_specs as specs
+from harness.platforms.base import Pod, WorkerConfig
+from harness.platforms.docker_engine import cleanup_run, ensure_worker_image, require_engine
+from harness.platforms.docker_specs import kafka_container_spec, pod_container_spec, pod_volume_spec
+
+# -- brokers ------------------------------------------------------------------------------
+
+class DockerKafka:
+    """KafkaCluster's interface with brokers as containers. testcontainers' KafkaContainer
+    does not fit: it drives the Confluent image's scripts, one node, log-line readiness;
+    here it is apache/kafka, static quorum of 1 or 3, readiness by an admin call."""
+
+    def __init__(self, run_dir: Path, run_id: str, size: int = 1, *,
+                 client: docker.DockerClient | None = None, network: str | None = None,
+                 image: str | None = None, heap: str = "384m") -> None:
+        if size not in (1, 3):
+            raise UsageError(f"--brokers {size}: kchaos runs clusters of 1 or 3 nodes")
+        self.run_dir, self.run_id, self.size = run_dir, run_id, size
+        self.client = client or engine.docker_client()
+        self.network = network or specs.default_network(run_id)
+        self.image = image or specs.kafka_image()
+        self.heap, self.cluster_id = heap, new_cluster_id()
+        self.host_ports = {n: free_port() for n in range(1, size + 1)}
+        self._containers: dict[int, Any] = {}
+
+    @property
+    def bootstrap(self) -> str:
+        """For the host (the harness, load client, checker)."""
+        return ",".join(f"127.0.0.1:{port}" for port in self.host_ports.values())
+
+    @property
+    def internal_bootstrap(self) -> str:
+        """For containers on the run's network (pods)."""
+        names = [specs.kafka_container_name(self.run_id, n) for n in self.host_ports]
+        return ",".join(f"{name}:{specs.KAFKA_INTERNAL_PORT}" for name in names)
+
+    def spec(self, node_id: int) -> dict[str, Any]:
+        return kafka_container_spec(self.run_id, node_id, self.size, self.cluster_id,
+                                    self.network, self.host_ports[node_id], self.image, self.heap)
+
+    def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        engine.ensure_network(self.client, self.network, self.run_id)
+        for node_id in self.host_ports:  # run() pulls the image the first time
+            self._containers[node_id] = self.client.containers.run(**self.spec(node_id))
+        self.wait_ready(timeout_s)
+
+    def stop(self) -> None:
+        # In parallel, as KafkaCluster.stop: a lone survivor would wait for a lost quorum.
+        with ThreadPoolExecutor(max(1, len(self._containers))) as pool:
+            list(pool.map(self.stop_broker, list(self._containers)))
+        for node_id, container in list(self._containers.items()):
+            self._save_log(node_id, container)
+            container.remove(force=True, v=True)
+            del self._containers[node_id]
+        engine.remove_network_if_idle(self.client, self.network)
+
+    def stop_broker(self, node_id: int) -> None:
+        """Graceful shutdown (SIGTERM, controlled shutdown)."""
+        self._container(node_id).stop(timeout=30)
+
+    def kill_broker(self, node_id: int) -> None:
+        with contextlib.suppress(APIError):  # not running: already dead, as asked
+            self._container(node_id).kill(signal="SIGKILL")
+
+    def restart_broker(self, node_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """The same container again: same data volume, same ports."""
+        container = self._container(node_id)
+        container.reload()
+        if container.status != "running":
+            container.start()
+        self.wait_ready(timeout_s, expected=self.running_ids())
+
+    def running_ids(self) -> set[int]:
+        alive = set()
+        for node_id, container in self._containers.items():
+            container.reload()
+            alive |= {node_id} if container.status == "running" else set()
+        return alive
+
+    def wait_ready(self, timeout_s: float, expected: set[int] | None = None) -> None:
+        expected = expected if expected is not None else set(self.host_ports)
+        deadline, last_error = time.monotonic() + timeout_s, "no answer"
+        while time.monotonic() < deadline:
+            for node_id in expected - self.running_ids():
+                log = self._save_log(node_id, self._container(node_id))
+                raise HarnessError(f"Kafka container {node_id} exited at start: see {log}")
+            try:
+                brokers = describe_brokers(self.bootstrap)
+                if expected <= brokers:
+                    return
+                last_error = f"brokers registered: {sorted(brokers)}"
+            except KafkaError as exc:
+                last_error = type(exc).__name__
+            time.sleep(0.5)
+        raise HarnessError(f"Kafka containers not ready after {timeout_s:.0f}s ({last_error})")
+
+    def _container(self, node_id: int) -> Any:
+        if node_id not in self._containers:
+            raise UsageError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
+        return self._containers[node_id]
+
+    def _save_log(self, node_id: int, container: Any) -> Path:
+        path = self.run_dir / "kafka" / f"broker-{node_id}.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(container.logs(stdout=True, stderr=True))  # all restarts, in order
+        return path
+
+
+# -- pods ---------------------------------------------------------------------------------
+
+class DockerPlatform:
+    """The Platform protocol (faults/platform.py) with pods as containers.
+
+    `bootstrap` overrides the worker's bootstrap for containers (DockerKafka's
+    internal_bootstrap: 127.0.0.1 inside a container is the container). `image` None means
+    the worker image of the current sources, built on first use. Pod.exit_codes gets every
+    container's exit code, the nemesis's kills (137) and stops included."""
+
+    name = "docker"
+
+    def __init__(self, run_dir: Path, worker: WorkerConfig, node_count: int, *,
+                 run_id: str | None = None, client: docker.DockerClient | None = None,
+                 image: str | None = None, network: str | None = None,
+                 bootstrap: str | None = None, host_volumes: bool = True,
+                 user: str | None = None) -> None:
+        self.run_dir = run_dir
+        self.run_id = run_id or run_dir.name
+        self.worker = replace(worker, bootstrap=bootstrap) if bootstrap else worker
+        self.client = client or engine.docker_client()
+        self.image = image or engine.ensure_worker_image(self.client)
+        self.network = network or specs.default_network(self.run_id)
+        self.host_volumes = host_volumes
+        self.user = user if user is not None else f"{os.getuid()}:{os.getgid()}"
+        self._nodes = [f"node-{n}" for n in range(node_count)]
+        self._pods: dict[str, Pod] = {}
+        self._generation: dict[str, int] = {}
+        self._containers: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        engine.ensure_network(self.client, self.network, self.run_id)
+
+    # -- inventory ------------------------------------------------------------------------
+
+    def nodes(self) -> list[str]:
+        return list(self._nodes)
+
+    def pods(self) -> list[Pod]:
+        with self._lock:
+            return list(self._pods.values())
+
+    def pod(self, name: str) -> Pod:
+        try:
+            return self._pods[name]
+        except KeyError:
+            raise UsageError(f"no pod named {name!r}") from None
+
+    def volume_name(self, name: str) -> str:
+        self.pod(name)
+        return specs.pod_volume_name(self.run_id, name, self._generation[name])
+
+    def volume(self, name: str) -> Path:
+        volume_name = self.volume_name(name)
+        if self.host_volumes:
+            return self.run_dir / "volumes" / volume_name
+        return Path(self.client.volumes.get(volume_name).attrs["Mountpoint"])
+
+    def pod_dir(self, name: str) -> Path:
+        return self.run_dir / "pods" / name
+
+    def trace_path(self, name: str) -> Path:
+        return self.pod_dir(name) / specs.TRACE_FILE
+
+    def control_path(self, name: str) -> Path:
+        return self.pod_dir(name) / specs.CONTROL_FILE
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def add_pod(self, name: str, node: str) -> Pod:
+        self._check_node(node)
+        with self._lock:
+            if name in self._pods:
+                raise UsageError(f"pod {name!r} exists already")
+            self._pods[name] = Pod(name=name, node=node)
+            self._generation[name] = 0
+        self.pod_dir(name).mkdir(parents=True, exist_ok=True)
+        self.start_pod(name)
+        return self._pods[name]
+
+    def start_pod(self, name: str) -> None:
+        with self._lock:
+            pod = self.pod(name)
+            if pod.running:
+                return
+            volume_name = self._ensure_volume(name)
+            spec = pod_container_spec(
+                self.run_id, name, pod.node, self.worker, self.image, self.network,
+                volume_name, self.pod_dir(name), pod.incarnation + 1, self.user,
+            )
+            container = self.client.containers.run(**spec)
+            container.reload()
+            pod.incarnation += 1
+            pod.pid = int(container.attrs["State"].get("Pid") or 0) or None
+            pod.running, pod.paused = True, False
+            self._containers[name] = container
+
+    def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
+        container, paused = self._take(name)
+        if container is None:
+            return
+        if paused:  # SIGTERM must reach a running worker for it to close cleanly
+            with contextlib.suppress(APIError):  # unless it is gone already
+                container.unpause()
+        container.stop(timeout=math.ceil(grace_s))
+        self._finish(name, container, engine.wait_exit(container, grace_s + 30))
+
+    def kill_pod(self, name: str) -> None:
+        container, _ = self._take(name)
+        if container is None:
+            return
+        try:
+            # A paused container too: the engine sends SIGKILL, then thaws it to die.
+            container.kill(signal="SIGKILL")
+        except APIError:
+            container.reload()
+            if container.status == "paused":  # an engine that refuses to kill paused ones
+                container.unpause()
+                container.kill(signal="SIGKILL")
+            # else it exited on its own meanwhile: wait() below gives its code
+        self._finish(name, container, engine.wait_exit(container, 60))
+
+    def pause_pod(self, name: str) -> None:
+        pod = self.pod(name)
+        if pod.running and not pod.paused:
+            self._containers[name].pause()
+            pod.paused = True
+
+    def resume_pod(self, name: str) -> None:
+        pod = self.pod(name)
+        if pod.running and pod.paused:
+            self._containers[name].unpause()
+            pod.paused = False
+
+    def move_pod(self, name: str, node: str, keep_volume: bool) -> None:
+        self._check_node(node)
+        pod = self.pod(name)
+        if pod.running:
+            self.stop_pod(name)
+        if not keep_volume:
+            # The old volume stays, unattached, like a persistent volume left on its node.
+            self._generation[name] += 1
+        pod.node = node
+        self.start_pod(name)
+
+    def remove_pod(self, name: str) -> None:
+        self.stop_pod(name)
+        with self._lock:
+            del self._pods[name]
+
+    def poll(self) -> list[tuple[str, int]]:
+        exited: list[tuple[str, int]] = []
+        with self._lock:
+            for name, container in list(self._containers.items()):
+                try:
+                    container.reload()
+                except NotFound:  # removed behind our back: its code is lost
+                    code = -1
+                else:
+                    if container.status not in ("exited", "dead"):
+                        continue
+                    code = int(container.attrs["State"].get("ExitCode", -1))
+                pod = self._pods[name]
+                pod.running, pod.paused, pod.pid = False, False, None
+                del self._containers[name]
+                self._finish(name, container, code)
+                exited.append((name, code))
+        return exited
+
+    def teardown(self) -> None:
+        """Stop every pod (logs into the run folder), drop run-folder-backed volume
+        objects (their data stays in `<run>/volumes/`), and the network if idle."""
+        failures = []
+        for pod in self.pods():
+            try:
+                self.stop_pod(pod.name, grace_s=10.0)
+            except DockerException as exc:
+                failures.append(f"{pod.name}: {str(exc).splitlines()[0]}")
+        if self.host_volumes:
+            ours = {"label": f"{specs.LABEL_RUN}={self.run_id}"}
+            for volume in self.client.volumes.list(filters=ours):
+                volume.remove(force=True)
+        engine.remove_network_if_idle(self.client, self.network)
+        if failures:
+            raise HarnessError(f"could not stop pods: {'; '.join(failures)}")
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _check_node(self, node: str) -> None:
+        if node not in self._nodes:
+            raise UsageError(f"no node named {node!r}")
+
+    def _ensure_volume(self, name: str) -> str:
+        volume_name = self.volume_name(name)
+        host_dir = self.volume(name) if self.host_volumes else None
+        if host_dir is not None:
+            host_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.client.volumes.get(volume_name)
+        except NotFound:
+            spec = pod_volume_spec(self.run_id, name, volume_name, host_dir)
+            self.client.volumes.create(**spec)
+        return volume_name
+
+    def _take(self, name: str) -> tuple[Any | None, bool]:
+        """Mark the pod stopped and hand back its container (poll no longer reports it)."""
+        with self._lock:
+            pod = self.pod(name)
+            container = self._containers.pop(name, None) if pod.running else None
+            paused = pod.paused
+            pod.running, pod.paused, pod.pid = False, False, None
+            return container, paused
+
+    def _finish(self, name: str, container: Any, code: int) -> None:
+        """Record the exit, append the container's output to worker.log, remove it."""
+        pod = self._pods.get(name)
+        if pod is not None:
+            pod.exit_codes.append(code)
+        try:
+            output = container.logs(stdout=True, stderr=True)
+            container.remove(force=True)
+        except NotFound:
+            output = b""
+        trailer = f"[kchaos] container {container.name} exited with code {code}\n".encode()
+        with open(self.pod_dir(name) / specs.LOG_FILE, "ab") as log:
+            log.write(output + trailer)
+
+
+__all__ = [  # one entry point: the engine helpers and spec builders are re-exported
+    "DockerKafka", "DockerPlatform", "cleanup_run", "ensure_worker_image",
+    "kafka_container_spec", "pod_container_spec", "pod_volume_spec", "require_engine",
+]

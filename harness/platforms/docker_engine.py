@@ -1,0 +1,88 @@
+"""The Docker engine as the docker platform needs it: is there one, the worker image, the
+run's network, and cleanup of everything labelled with a run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+
+from harness.errors import HarnessError, UsageError
+from harness.platforms import docker_specs as specs
+
+PING_TIMEOUT_S = 5
+
+
+def engine_address() -> str:
+    """Where the SDK looks (docker.from_env reads DOCKER_HOST, not the CLI's contexts)."""
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def require_engine() -> None:
+    """Raise UsageError (exit 254) at once when no engine answers."""
+    try:
+        client = docker.from_env(timeout=PING_TIMEOUT_S)  # this already asks for the version
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except (DockerException, OSError):  # requests' errors are OSErrors
+        raise UsageError(
+            f"no Docker engine answers at {engine_address()}: start Docker or use --platform local"
+        ) from None
+
+
+def docker_client() -> docker.DockerClient:
+    require_engine()
+    return docker.from_env()
+
+
+def ensure_worker_image(client: docker.DockerClient, tag: str | None = None) -> str:
+    """The worker image of the current sources, built from the repo's Dockerfile once."""
+    tag = tag or specs.worker_image_tag()
+    try:
+        client.images.get(tag)
+    except ImageNotFound:
+        try:
+            client.images.build(path=str(specs.REPO_ROOT), dockerfile="Dockerfile", tag=tag,
+                                rm=True, labels={specs.LABEL_ROLE: "worker-image"})
+        except DockerException as exc:
+            raise HarnessError(f"building {tag} from {specs.REPO_ROOT / 'Dockerfile'} failed: "
+                               f"{str(exc).splitlines()[0]}") from exc
+    return tag
+
+
+def ensure_network(client: docker.DockerClient, name: str, run_id: str) -> None:
+    # get(), not list(names=...): the engine's name filter matches parts of names too.
+    try:
+        client.networks.get(name)
+    except NotFound:
+        client.networks.create(name, driver="bridge", labels={specs.LABEL_RUN: run_id})
+
+
+def remove_network_if_idle(client: docker.DockerClient, name: str) -> None:
+    # Brokers and pods share it: whichever of the two goes last removes it.
+    with contextlib.suppress(NotFound, APIError):
+        client.networks.get(name).remove()
+
+
+def cleanup_run(client: docker.DockerClient, run_id: str, volumes: bool = True) -> None:
+    """Remove every container, (optionally) volume and network labelled with the run:
+    what a crashed harness left behind."""
+    found = {"label": f"{specs.LABEL_RUN}={run_id}"}
+    for container in client.containers.list(all=True, filters=found):
+        container.remove(force=True, v=True)
+    if volumes:
+        for volume in client.volumes.list(filters=found):
+            volume.remove(force=True)
+    for network in client.networks.list(filters=found):
+        with contextlib.suppress(APIError):  # still in use by something that is not ours
+            network.remove()
+
+
+def wait_exit(container: Any, timeout_s: float) -> int:
+    """The container's exit code (137 after SIGKILL)."""
+    return int(container.wait(timeout=timeout_s).get("StatusCode", -1))
