@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import signal
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     # kafka-python is chatty at INFO (every fetch session, every reconnect)
     logging.getLogger("kafka").setLevel(os.environ.get("KCHAOS_KAFKA_LOG_LEVEL", "WARNING"))
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` dumps every thread's stack
     app = StreamsApp(cfg)
     signal.signal(signal.SIGTERM, lambda *_: app.request_stop())
     signal.signal(signal.SIGINT, lambda *_: app.request_stop())

@@ -7,8 +7,10 @@ or -> ERROR when a thread dies (the process then exits non-zero).
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import threading
+import time
 
 from workloads.worker.config import WorkerConfig
 from workloads.worker.control import ControlFile
@@ -20,6 +22,7 @@ from workloads.worker.trace import Tracer
 
 log = logging.getLogger(__name__)
 MAIN = "main"
+STALL_S = 120.0
 
 
 class StreamsApp:
@@ -89,6 +92,8 @@ class StreamsApp:
         while not self.stop_requested.is_set() and self.failed() is None:
             self._wake.wait(0.5)
             self._wake.clear()
+            if self._stalled():
+                return 1
         err = self.failed()
         if err is not None:
             self.tracer.emit(MAIN, "fatal", error=f"{type(err).__name__}: {err}")
@@ -100,6 +105,20 @@ class StreamsApp:
         err = self.failed()
         self._set_state("ERROR" if err else "NOT_RUNNING")
         return 1 if err else 0
+
+    def _stalled(self) -> bool:
+        """A stream thread whose loop stopped turning (a hang in a client library) must not
+        pass for a slow one: dump every stack to the log and die, visibly."""
+        limit = max(STALL_S, 6 * self.cfg.session_timeout_ms / 1000)
+        now = time.monotonic()
+        for t in self.threads:
+            if t.is_alive() and t.state != "CREATED" and now - t.last_loop > limit:
+                log.error("%s made no progress for %.0f s; dumping stacks", t.tname, limit)
+                faulthandler.dump_traceback(all_threads=True)
+                self.tracer.emit(MAIN, "fatal", error=f"{t.tname} stalled for {limit:.0f} s")
+                self._set_state("ERROR")
+                return True
+        return False
 
     def request_stop(self) -> None:
         self.stop_requested.set()

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import kafka.errors as Errors
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
-from kafka.structs import MemberState, OffsetAndMetadata
+from kafka.structs import ConsumerGroupMetadata, MemberState, OffsetAndMetadata
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from workloads.ledger.contract import task_id
@@ -80,6 +80,8 @@ class StreamThread(threading.Thread):
         self._last_commit = time.monotonic()
         self._revoking = False
         self._assigned_once = False  # RUNNING needs a first assignment, even an empty one
+        self._group_meta: ConsumerGroupMetadata | None = None
+        self.last_loop = time.monotonic()  # the client's watchdog reads it
 
     # -- setup -----------------------------------------------------------------------
 
@@ -188,11 +190,15 @@ class StreamThread(threading.Thread):
     def _run_once(self) -> None:
         busy = self.tm.restoring() or self.reader.has_work()
         timeout = 0 if busy else 50
-        if self.consumer.group_metadata().state != MemberState.STABLE:
+        if self._group_meta is not None and self._group_meta.state != MemberState.STABLE:
             # kafka-python 3.0.12 drops a join that completes between two short polls and
             # starts another one (seen as a group stuck in its rebalance): while the group
             # rebalances, poll long enough for the join and sync to finish inside one call.
             timeout = 2000
+        self.last_loop = time.monotonic()
+        # The listener runs on the consumer's IO thread: it uses this snapshot (taken by the
+        # stream thread, the generation being revoked) instead of calling into the consumer.
+        self._group_meta = self.consumer.group_metadata()
         batches = self.consumer.poll(timeout_ms=timeout)
         if self._lost:
             self._lost = False
@@ -275,7 +281,8 @@ class StreamThread(threading.Thread):
             if not self._in_txn:
                 return {}
             if offsets and not self.cfg.bug(bugs.OFFSETS_OUTSIDE_TXN):
-                self.producer.send_offsets_to_transaction(offsets, self.consumer.group_metadata())
+                meta = self._group_meta if in_listener else self.consumer.group_metadata()
+                self.producer.send_offsets_to_transaction(offsets, meta)
             records = self.collector.count
             self.producer.commit_transaction()
             self._in_txn = False
