@@ -208,13 +208,14 @@ class KafkaCluster:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _java_argv(self, java: str, libs: Path, main: str) -> list[str]:
+    def _java_argv(self, java: str, libs: Path, main: str, quick: bool = False) -> list[str]:
+        jvm = (
+            ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] if quick
+            else [f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]
+        )
         return [
             java,
-            f"-Xms{self.heap}",
-            f"-Xmx{self.heap}",
-            "-XX:+UseG1GC",
-            "-XX:MaxGCPauseMillis=20",
+            *jvm,
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
             "-cp",
@@ -225,8 +226,9 @@ class KafkaCluster:
     def _format(self, java: str, libs: Path, node: BrokerNode) -> None:
         if (node.data_dir / "meta.properties").exists():
             return
+        # A short-lived tool: the quick-start JIT and a serial GC start it in half the time.
         argv = [
-            *self._java_argv(java, libs, "kafka.tools.StorageTool"),
+            *self._java_argv(java, libs, "kafka.tools.StorageTool", quick=True),
             "format", "-t", self.cluster_id, "-c", str(node.properties_path),
         ]
         result = subprocess.run(argv, capture_output=True, text=True, timeout=120)

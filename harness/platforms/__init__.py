@@ -1,1 +1,72 @@
-"""Where pods and brokers run: `local` processes, `docker` containers."""
+"""Where pods and brokers run: `local` processes (default), `docker` containers.
+
+`open_platform` starts the brokers (unless the run attaches to a given bootstrap) and
+returns the platform for the pods, the brokers' controls for the nemesis, the bootstrap
+the harness uses, and a teardown for what it started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from faults.kinds import Brokers
+from faults.platform import Platform
+from harness.platforms.base import WorkerConfig
+from harness.procs import ProcessRegistry
+
+
+@dataclass
+class Placement:
+    platform: Platform
+    brokers: Brokers | None
+    bootstrap: str
+    teardown: Callable[[], None]
+
+
+def open_platform(
+    name: str, run_dir: Path, registry: ProcessRegistry, worker: WorkerConfig,
+    nodes: int, brokers: int, bootstrap: str | None,
+) -> Placement:
+    if name == "docker":
+        return _docker(run_dir, worker, nodes, brokers)
+    from harness.kafka.cluster import KafkaCluster
+    from harness.platforms.local import LocalPlatform
+
+    cluster = None
+    if bootstrap is None:
+        cluster = KafkaCluster(run_dir, registry, size=brokers)
+        cluster.start()
+        bootstrap = cluster.bootstrap
+    platform = LocalPlatform(run_dir, registry, replace(worker, bootstrap=bootstrap), nodes)
+    return Placement(platform, cluster, bootstrap, platform.teardown)
+
+
+def require_platform(name: str) -> None:
+    """Fail at once, before a run folder exists, if the platform cannot run here."""
+    if name == "docker":
+        from harness.platforms.docker import require_engine
+
+        require_engine()
+
+
+def _docker(run_dir: Path, worker: WorkerConfig, nodes: int, brokers: int) -> Placement:
+    from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
+
+    kafka = DockerKafka(run_dir, run_dir.name, brokers)
+    kafka.start()
+    platform = DockerPlatform(
+        run_dir, replace(worker, bootstrap=kafka.internal_bootstrap), nodes,
+        run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
+    )
+
+    def teardown() -> None:
+        try:
+            platform.teardown()
+            kafka.stop()
+        finally:
+            # Containers only: volumes may hold state someone wants to look at.
+            cleanup_run(kafka.client, run_dir.name, volumes=False)
+
+    return Placement(platform, kafka, kafka.bootstrap, teardown)

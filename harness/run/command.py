@@ -66,9 +66,12 @@ def _print_verdict(outcome: RunOutcome) -> None:
 
 
 def run(explicit: dict[str, Any], results_dir: Path) -> int:
+    from harness.platforms import require_platform
     from harness.run.config import resolve
 
-    return execute(resolve(explicit), results_dir).exit_code
+    config = resolve(explicit)
+    require_platform(config.platform)
+    return execute(config, results_dir).exit_code
 
 
 def load_run(run_dir: Path) -> tuple[RunConfig, Plan]:

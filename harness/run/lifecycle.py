@@ -19,11 +19,11 @@ from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
 from faults.plan import plan as draw_plan
 from faults.plan import pod_name
+from faults.platform import Platform
 from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, HarnessError
 from harness.history import History
-from harness.kafka.cluster import KafkaCluster
+from harness.platforms import Placement, open_platform
 from harness.platforms.base import WorkerConfig
-from harness.platforms.local import LocalPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
@@ -71,8 +71,8 @@ class Run:
         self.progress = Progress(faults_planned=len(self.plan.steps), pods=config.pods)
         self.timings: dict[str, float] = {}
         self.info = runinfo.initial(self.run_dir, config, self.plan)
-        self.cluster: KafkaCluster | None = None
-        self.platform: LocalPlatform | None = None
+        self.placement: Placement | None = None
+        self.platform: Platform | None = None
         self.nemesis: Nemesis | None = None
         self.dead_pods: list[str] = []
         self.deaths: list[dict[str, Any]] = []
@@ -93,14 +93,14 @@ class Run:
             drained, drain_s = self._phase("drain", lambda: self._drain(bootstrap))
             self._phase("stop", self._stop_pods)
             self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
-            self._phase("stop-kafka", self.registry.stop_all)
+            self._phase("stop-kafka", self._stop_platform)
             verdict = self._phase("check", self._check)
             return RunOutcome(self.run_dir, verdict, exit_code_for(verdict))
         except Exception as exc:
             self.info["error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            self.registry.stop_all()
+            self._stop_platform()
             self.history.close()
             self.info["timings"] = self.timings
             self.info["verdict"] = verdict
@@ -120,23 +120,21 @@ class Run:
 
     def _setup(self) -> str:
         c = self.config
-        if c.bootstrap:
-            bootstrap = c.bootstrap
-        else:
-            self.cluster = KafkaCluster(self.run_dir, self.registry, size=c.brokers)
-            self.cluster.start()
-            bootstrap = self.cluster.bootstrap
-        self.info["bootstrap"] = bootstrap
-        create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
-        self.accounts = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
-        self.accounts.publish_all()
         worker = WorkerConfig(
-            bootstrap=bootstrap, application_id=c.application_id, threads=c.threads,
+            bootstrap=c.bootstrap or "", application_id=c.application_id, threads=c.threads,
             standbys=c.standbys, guarantee=c.guarantee, bugs=c.bugs,
             commit_interval_ms=c.commit_interval_ms, write_buffer_bytes=c.write_buffer_bytes,
             cleaner_delay_ms=c.cleaner_delay_ms, cleaner_interval_ms=c.cleaner_interval_ms,
         )
-        self.platform = LocalPlatform(self.run_dir, self.registry, worker, c.nodes)
+        self.placement = open_platform(
+            c.platform, self.run_dir, self.registry, worker, c.nodes, c.brokers, c.bootstrap
+        )
+        self.platform = self.placement.platform
+        bootstrap = self.placement.bootstrap
+        self.info["bootstrap"] = bootstrap
+        create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
+        self.accounts = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
+        self.accounts.publish_all()
         for i in range(c.pods):
             self.platform.add_pod(pod_name(i), f"node-{i}")
         self.watcher = TraceWatcher(self.platform, c.application_id)
@@ -168,7 +166,9 @@ class Run:
     def _load(self, bootstrap: str) -> None:
         assert self.platform is not None
         c = self.config
-        ctx = FaultContext(self.platform, self.cluster, self.accounts, c.application_id)
+        assert self.placement is not None
+        ctx = FaultContext(self.platform, self.placement.brokers, self.accounts,
+                           c.application_id)
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         client = LoadClient(
             bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate
@@ -246,6 +246,12 @@ class Run:
         if self.platform is not None:
             self.platform.teardown()
         self.accounts.close()
+
+    def _stop_platform(self) -> None:
+        placement, self.placement = self.placement, None  # once, even if called again
+        if placement is not None:
+            placement.teardown()
+        self.registry.stop_all()
 
     def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:
         from checker.collect import collect
