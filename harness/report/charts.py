@@ -7,6 +7,7 @@ fragment without it: the files work offline and carry the library a single time.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from functools import cache
 
 import plotly.graph_objects as go
@@ -47,6 +48,18 @@ def _target_order(bands: Sequence[Band], pods: Sequence[str]) -> list[str]:
     return sorted(targets, key=lambda t: (not t.startswith("pod"), t))
 
 
+def _shade_faults(fig: go.Figure, tl: Timeline) -> None:
+    """Each fault's interval shaded behind the effects below it. Called last: plotly adds
+    a rectangle with row="all" only to sub-plots that already hold data."""
+    colours = _fault_colours(tl.bands)
+    min_width = tl.span_s * MIN_BAND_FRACTION
+    for b in tl.bands:
+        fig.add_vrect(
+            x0=b.start_s, x1=max(b.end_s, b.start_s + min_width),
+            fillcolor=colours[b.fault], opacity=0.08, line_width=0, row="all", col=1,
+        )
+
+
 def _add_bands(fig: go.Figure, tl: Timeline, pods: Sequence[str]) -> None:
     colours = _fault_colours(tl.bands)
     min_width = tl.span_s * MIN_BAND_FRACTION
@@ -78,11 +91,6 @@ def _add_bands(fig: go.Figure, tl: Timeline, pods: Sequence[str]) -> None:
             row=1,
             col=1,
         )
-        for b in mine:  # the same interval shaded behind the effects below
-            fig.add_vrect(
-                x0=b.start_s, x1=max(b.end_s, b.start_s + min_width),
-                fillcolor=colour, opacity=0.07, line_width=0, row="all", col=1,
-            )
     order = _target_order(tl.bands, pods)
     fig.update_yaxes(
         categoryorder="array", categoryarray=list(reversed(order)), type="category",
@@ -136,6 +144,7 @@ def timeline_figure(tl: Timeline, pods: Sequence[str]) -> go.Figure:
                        legendgrouptitle_text="commits", line_shape="hv"),
             row=4, col=1,
         )
+    _shade_faults(fig, tl)
     fig.update_xaxes(title_text=f"seconds since load start (bins of {tl.bin_s:g} s)",
                      row=4, col=1)
     fig.update_layout(
@@ -151,7 +160,8 @@ def trend_figure(summaries: Sequence[RunSummary]) -> go.Figure:
     run with a bug switched on (where red is the expected colour)."""
     dated = [s for s in summaries if s.started_at is not None]
     fig = go.Figure()
-    for label, colour in (*VERDICT_COLOURS.items(), ("no verdict", "#8c959f")):
+    # "no verdict" (a run that crashed) shares amber with unknown, as in the table.
+    for label, colour in (*VERDICT_COLOURS.items(), ("no verdict", VERDICT_COLOURS["unknown"])):
         mine = [s for s in dated if s.label == label]
         if not mine:
             continue
@@ -178,6 +188,10 @@ def trend_figure(summaries: Sequence[RunSummary]) -> go.Figure:
             )
         )
     profiles = sorted({s.profile for s in dated})
+    times = [s.started_at for s in dated if s.started_at]
+    if times and max(times) - min(times) < timedelta(hours=1):
+        # Runs close together (or just one): plotly would zoom to milliseconds.
+        fig.update_xaxes(range=[min(times) - timedelta(hours=1), max(times) + timedelta(hours=1)])
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=profiles)
     fig.update_layout(
         template="plotly_white",

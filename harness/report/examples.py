@@ -67,6 +67,9 @@ def _anchor(example: Mapping[str, Any]) -> tuple[set[str], set[tuple[str, str]]]
 
 
 def _is_marked(row: Mapping[str, Any], ids: set[str], positions: set[tuple[str, str]]) -> bool:
+    data = row.get("data")  # trace rows from the checker keep their fields under `data`
+    if isinstance(data, Mapping) and _is_marked(data, ids, set()):
+        return True
     if any(str(row.get(k)) in ids for k in ID_KEYS if row.get(k) is not None):
         return True
     return any(

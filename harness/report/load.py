@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.report.series import Accumulator
+
 RUN_FILE = "run.json"
 PLAN_FILE = "plan.json"
 RESULTS_FILE = "results.json"
@@ -58,18 +60,20 @@ def _lines(path: Path) -> Iterator[str]:
         yield from fh
 
 
-def read_jsonl(
-    run_dir: Path, name: str, keep: Callable[[str], bool] = lambda line: True
-) -> tuple[list[dict[str, Any]], FileState]:
-    """The object lines of a JSONL file that pass `keep` (a cheap text filter that lets big
-    traces skip json.loads). Unparsable lines are counted, not fatal: a killed writer
-    leaves a torn last line, and the lines before it are still good evidence."""
-    path = run_dir / name
-    rows: list[dict[str, Any]] = []
+def scan_jsonl(
+    run_dir: Path,
+    name: str,
+    sink: Callable[[dict[str, Any]], None],
+    keep: Callable[[str], bool] = lambda line: True,
+) -> FileState:
+    """Feed each object line of a JSONL file that passes `keep` (a cheap text filter that
+    spares json.loads on lines nobody needs) to `sink`; nothing is held per line, so a
+    history of millions of ops fits. Unparsable lines are counted, not fatal: a killed
+    writer leaves a torn last line, and the lines before it are still good evidence."""
     bad = 0
     first_bad = 0
     try:
-        for n, line in enumerate(_lines(path), start=1):
+        for n, line in enumerate(_lines(run_dir / name), start=1):
             if not line.strip() or not keep(line):
                 continue
             try:
@@ -77,22 +81,27 @@ def read_jsonl(
             except ValueError:
                 row = None
             if isinstance(row, dict):
-                rows.append(row)
+                sink(row)
             else:
                 bad += 1
                 first_bad = first_bad or n
     except FileNotFoundError:
-        return [], FileState(name, "missing")
+        return FileState(name, "missing")
     except OSError as exc:
-        return rows, FileState(name, "damaged", f"unreadable: {exc.strerror or exc}")
+        return FileState(name, "damaged", f"unreadable: {exc.strerror or exc}")
     if bad:
         detail = f"{bad} unreadable line(s), first at line {first_bad}; the rest is shown"
-        return rows, FileState(name, "damaged", detail)
-    return rows, FileState(name, "ok")
+        return FileState(name, "damaged", detail)
+    return FileState(name, "ok")
 
 
 def _is_commit_line(line: str) -> bool:
     return any(f'"{event}"' in line for event in COMMIT_EVENTS)
+
+
+def _is_outcome_line(line: str) -> bool:
+    # Invocations carry nothing the timeline needs (the completion says when it was acked).
+    return '"invoke"' not in line
 
 
 @dataclass
@@ -103,8 +112,7 @@ class RunFiles:
     run: dict[str, Any] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
     results: dict[str, Any] | None = None
-    ops: list[dict[str, Any]] = field(default_factory=list)
-    commits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # pod -> events
+    history: Accumulator = field(default_factory=Accumulator)  # ops and pods' commits
     states: list[FileState] = field(default_factory=list)
 
     @property
@@ -136,12 +144,16 @@ def load_run(run_dir: Path) -> RunFiles:
     plan, state = read_json_object(run_dir, PLAN_FILE)
     files.plan = plan or {}
     files.states.insert(1, state)
-    files.ops, state = read_jsonl(run_dir, HISTORY_FILE)
-    files.states.append(state)
+    files.states.append(scan_jsonl(run_dir, HISTORY_FILE, files.history.add_op,
+                                   _is_outcome_line))
     for pod in pod_names(run_dir):
-        events, state = read_jsonl(run_dir, f"{PODS_DIR}/{pod}/{TRACE_FILE}", _is_commit_line)
-        files.commits[pod] = [e for e in events if e.get("event") in COMMIT_EVENTS]
-        files.states.append(state)
+
+        def commit(event: dict[str, Any], pod: str = pod) -> None:
+            if event.get("event") in COMMIT_EVENTS:
+                files.history.add_commit(pod, event)
+
+        path = f"{PODS_DIR}/{pod}/{TRACE_FILE}"
+        files.states.append(scan_jsonl(run_dir, path, commit, _is_commit_line))
     return files
 
 

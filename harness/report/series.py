@@ -1,21 +1,24 @@
 """Time series for the run timeline, computed from plain history data (no plotting here).
 
-Times are seconds since the first history op (the start of the load phase). History ops and
-trace events both carry wall-clock nanoseconds (time.time_ns on the same machine), so one
-origin serves both. Every value is read defensively: a history op of the wrong shape is
-skipped, never an error.
+A history can hold millions of ops, so nothing is kept per op: `Accumulator` is fed one op
+(or trace commit) at a time and keeps counts in fine time slots (FINE_NS) plus the nemesis
+ops; `finish` picks the chart's bin width from the span and folds the slots into bins.
+Times on the chart are seconds since the earliest op (the start of the load phase). History
+ops and trace events both carry wall-clock nanoseconds from the same machine, so one origin
+serves both. Every value is read defensively: an op of the wrong shape is skipped.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_BINS = 600  # enough resolution for a long run without a heavy page
+FINE_NS = 100_000_000  # 0.1 s slots, folded into the chart's bins at the end
 NEMESIS = "nemesis"
 SEND = "send"
 
@@ -74,30 +77,14 @@ def partition_of(key: Any) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _bin_width(span_s: float) -> float:
-    return float(max(1, math.ceil(span_s / MAX_BINS)))
-
-
-def _rates(times_s: Iterable[float], bin_s: float, nbins: int) -> list[float]:
-    counts = Counter(min(nbins - 1, max(0, int(t // bin_s))) for t in times_s)
-    return [counts.get(i, 0) / bin_s for i in range(nbins)]
-
-
-def _is_nemesis(op: Mapping[str, Any]) -> bool:
-    return op.get("process") == NEMESIS and isinstance(op.get("value"), Mapping)
-
-
 def fault_bands(ops: Sequence[Mapping[str, Any]], origin_ns: int, end_s: float) -> list[Band]:
     """Pair each nemesis start with the next end of the same fault on the same target."""
     open_: dict[tuple[str, str], list[tuple[float, str]]] = {}
     bands: list[Band] = []
-    for op in ops:
-        t_ns = _ns(op.get("time_ns"))
-        if t_ns is None or not _is_nemesis(op):
-            continue
+    for op in sorted(ops, key=lambda o: o["time_ns"]):
         value = op["value"]
         key = (str(value.get("target", "?")), str(op.get("f", "?")))
-        t = (t_ns - origin_ns) / 1e9
+        t = (op["time_ns"] - origin_ns) / 1e9
         params = value.get("params")
         params_text = "" if not params else str(params)
         if value.get("phase") == "end":
@@ -111,120 +98,152 @@ def fault_bands(ops: Sequence[Mapping[str, Any]], origin_ns: int, end_s: float) 
     return sorted(bands, key=lambda b: (b.start_s, b.target))
 
 
+def _seconds(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
 def plan_bands(plan: Mapping[str, Any], end_s: float) -> list[Band]:
     """Fallback when the history has no nemesis ops: the plan's recorded step times."""
     steps = plan.get("steps")
     bands: list[Band] = []
     for step in steps if isinstance(steps, list) else []:
-        if not isinstance(step, Mapping):
+        start = _seconds(step.get("applied_at_s")) if isinstance(step, Mapping) else None
+        if start is None:
             continue
-        start = step.get("applied_at_s")
-        if not isinstance(start, int | float) or isinstance(start, bool):
-            continue
-        healed = step.get("healed_at_s")
-        done = isinstance(healed, int | float) and not isinstance(healed, bool)
-        end = float(healed) if done else max(float(start), end_s)
+        healed = _seconds(step.get("healed_at_s"))
         params = step.get("params")
-        bands.append(
-            Band(
-                str(step.get("target", "?")),
-                str(step.get("fault", "?")),
-                float(start),
-                end,
-                done,
-                "" if not params else str(params),
-            )
-        )
+        bands.append(Band(
+            str(step.get("target", "?")), str(step.get("fault", "?")), start,
+            healed if healed is not None else max(start, end_s), healed is not None,
+            "" if not params else str(params),
+        ))
     return bands
 
 
-def _lag(
-    sends: Sequence[tuple[float, Mapping[str, Any]]],
-    commits: Sequence[tuple[float, Mapping[str, Any]]],
-    bin_s: float,
-    nbins: int,
-) -> list[float] | None:
-    """Acked input minus committed input at the end of each bin: per partition when the
-    acks carry partition/offset (end offset = last acked offset + 1), else acked count."""
-    if not commits:
-        return None
-    events = [(t, 0, v) for t, v in sends] + [(t, 1, v) for t, v in commits]
-    events.sort(key=lambda e: (e[0], e[1]))
-    produced: dict[int | None, int] = {}
-    committed: dict[int, int] = {}
-    lag: list[float] = []
-    i = 0
-    for b in range(nbins):
-        edge = (b + 1) * bin_s
-        while i < len(events) and (events[i][0] < edge or b == nbins - 1):
-            _, kind, value = events[i]
-            i += 1
-            if kind == 0:
-                p, o = _int(value.get("partition")), _int(value.get("offset"))
-                if p is not None and o is not None:
-                    produced[p] = max(produced.get(p, 0), o + 1)
-                else:
-                    produced[None] = produced.get(None, 0) + 1
+class Accumulator:
+    """Per-slot counts of a history and the pods' commits, fed one record at a time."""
+
+    def __init__(self) -> None:
+        self.anchor_ns: int | None = None
+        self.first_ns: int | None = None
+        self.last_ns: int | None = None
+        self.acks: Counter[int] = Counter()
+        self.info: Counter[int] = Counter()
+        # slot -> partition -> end offset acked in that slot (None: acks without a position)
+        self.produced: defaultdict[int, dict[int | None, int]] = defaultdict(dict)
+        self.committed: defaultdict[int, dict[int, int]] = defaultdict(dict)
+        self.commits: dict[str, Counter[int]] = {}
+        self.nemesis: list[dict[str, Any]] = []
+
+    def _seen(self, t_ns: int) -> int:
+        """The slot of a time. Slots start at the first time seen (usually the earliest:
+        the history is appended in order), so whole-second bins fold them exactly."""
+        if self.anchor_ns is None:
+            self.anchor_ns = t_ns
+        self.first_ns = t_ns if self.first_ns is None else min(self.first_ns, t_ns)
+        self.last_ns = t_ns if self.last_ns is None else max(self.last_ns, t_ns)
+        return (t_ns - self.anchor_ns) // FINE_NS
+
+    def add_op(self, op: Mapping[str, Any]) -> None:
+        t_ns = _ns(op.get("time_ns"))
+        if t_ns is None:
+            return
+        value = op.get("value")
+        value = value if isinstance(value, Mapping) else {}
+        if op.get("process") == NEMESIS and value:
+            self._seen(t_ns)
+            self.nemesis.append({"time_ns": t_ns, "f": op.get("f"), "value": dict(value)})
+        elif op.get("f") == SEND and op.get("type") in ("ok", "info"):
+            slot = self._seen(t_ns)
+            if op.get("type") == "info":
+                self.info[slot] += 1
+                return
+            self.acks[slot] += 1
+            ends = self.produced[slot]
+            p, o = _int(value.get("partition")), _int(value.get("offset"))
+            if p is not None and o is not None:
+                ends[p] = max(ends.get(p, 0), o + 1)
             else:
-                for key, off in value.items():
-                    p, o = partition_of(key), _int(off)
-                    if p is not None and o is not None:
-                        committed[p] = max(committed.get(p, 0), o)
-        lag.append(max(0, sum(produced.values()) - sum(committed.values())))
-    return lag
+                ends[None] = ends.get(None, 0) + 1
+
+    def add_commit(self, pod: str, event: Mapping[str, Any]) -> None:
+        t_ns = _ns(event.get("ts_ns"))
+        if t_ns is None:
+            return
+        slot = self._seen(t_ns)
+        self.commits.setdefault(pod, Counter())[slot] += 1
+        offsets = event.get("offsets")
+        if isinstance(offsets, Mapping):
+            done = self.committed[slot]
+            for key, off in offsets.items():
+                p, o = partition_of(key), _int(off)
+                if p is not None and o is not None:
+                    done[p] = max(done.get(p, 0), o)
+
+    def _lag(self, bin_of: Any, nbins: int) -> list[float] | None:
+        """Acked input minus committed input at the end of each bin: per partition when acks
+        carry partition/offset (end offset = last acked + 1), else by counting acks."""
+        if not self.committed:
+            return None
+        ends: dict[int | None, int] = {}
+        done: dict[int, int] = {}
+        by_bin: defaultdict[int, list[int]] = defaultdict(list)
+        for slot in {*self.produced, *self.committed}:
+            by_bin[bin_of(slot)].append(slot)
+        lag: list[float] = []
+        for b in range(nbins):
+            for slot in sorted(by_bin.get(b, ())):
+                for p, end in self.produced.get(slot, {}).items():
+                    ends[p] = ends.get(p, 0) + end if p is None else max(ends.get(p, 0), end)
+                for p, off in self.committed.get(slot, {}).items():
+                    done[p] = max(done.get(p, 0), off)
+            lag.append(max(0, sum(ends.values()) - sum(done.values())))
+        return lag
+
+    def finish(self, plan: Mapping[str, Any]) -> Timeline | None:
+        """None when nothing with a time was seen."""
+        if self.first_ns is None or self.last_ns is None or self.anchor_ns is None:
+            return None
+        origin, anchor = self.first_ns, self.anchor_ns
+        span = max(1.0, (self.last_ns - origin) / 1e9)
+        bin_s = float(max(1, math.ceil(span / MAX_BINS)))
+        nbins = max(1, math.ceil(span / bin_s))
+
+        def bin_of(slot: int) -> int:
+            start_s = (anchor + slot * FINE_NS - origin) / 1e9
+            return min(nbins - 1, max(0, int(start_s // bin_s)))
+
+        def rates(counts: Counter[int]) -> list[float]:
+            out = [0.0] * nbins
+            for slot, n in counts.items():
+                out[bin_of(slot)] += n / bin_s
+            return out
+
+        tl = Timeline(origin_ns=origin, bin_s=bin_s, span_s=span)
+        tl.bins = [i * bin_s for i in range(nbins)]
+        tl.acks = rates(self.acks)
+        tl.indeterminate = rates(self.info)
+        tl.commits = {pod: rates(c) for pod, c in sorted(self.commits.items())}
+        tl.lag = self._lag(bin_of, nbins)
+        tl.bands = fault_bands(self.nemesis, origin, span)
+        if not tl.bands:
+            tl.bands = plan_bands(plan, span)
+            tl.band_source = "plan.json"
+        return tl
 
 
 def build_timeline(
-    ops: Sequence[Mapping[str, Any]],
-    commits_by_pod: Mapping[str, Sequence[Mapping[str, Any]]],
+    ops: Iterable[Mapping[str, Any]],
+    commits_by_pod: Mapping[str, Iterable[Mapping[str, Any]]],
     plan: Mapping[str, Any],
 ) -> Timeline | None:
-    """None when there is nothing with a time to plot."""
-    op_times = [t for op in ops if (t := _ns(op.get("time_ns"))) is not None]
-    trace_times = [
-        t for evs in commits_by_pod.values() for e in evs if (t := _ns(e.get("ts_ns"))) is not None
-    ]
-    if not op_times and not trace_times:
-        return None
-    origin = min(op_times) if op_times else min(trace_times)
-    last = max(op_times + trace_times)
-    span = max(1.0, (last - origin) / 1e9)
-    bin_s = _bin_width(span)
-    nbins = max(1, math.ceil(span / bin_s))
-    tl = Timeline(origin_ns=origin, bin_s=bin_s, span_s=span)
-    tl.bins = [i * bin_s for i in range(nbins)]
-
-    sends: list[tuple[float, Mapping[str, Any]]] = []
-    info_times: list[float] = []
+    """The timeline of in-memory data (tests, small histories)."""
+    acc = Accumulator()
     for op in ops:
-        t_ns = _ns(op.get("time_ns"))
-        if t_ns is None or op.get("f") != SEND:
-            continue
-        t = (t_ns - origin) / 1e9
-        if op.get("type") == "ok":
-            value = op.get("value")
-            sends.append((t, value if isinstance(value, Mapping) else {}))
-        elif op.get("type") == "info":
-            info_times.append(t)
-    tl.acks = _rates((t for t, _ in sends), bin_s, nbins)
-    tl.indeterminate = _rates(info_times, bin_s, nbins)
-
-    commits: list[tuple[float, Mapping[str, Any]]] = []
-    for pod, events in sorted(commits_by_pod.items()):
-        times = []
-        for e in events:
-            t_ns = _ns(e.get("ts_ns"))
-            if t_ns is None:
-                continue
-            times.append((t_ns - origin) / 1e9)
-            offsets = e.get("offsets")
-            if isinstance(offsets, Mapping):
-                commits.append((times[-1], offsets))
-        tl.commits[pod] = _rates(times, bin_s, nbins)
-    tl.lag = _lag(sends, commits, bin_s, nbins)
-
-    tl.bands = fault_bands(ops, origin, span)
-    if not tl.bands:
-        tl.bands = plan_bands(plan, span)
-        tl.band_source = "plan.json"
-    return tl
+        acc.add_op(op)
+    for pod, events in commits_by_pod.items():
+        for event in events:
+            acc.add_commit(pod, event)
+    return acc.finish(plan)

@@ -138,7 +138,8 @@ class RunSummary:
     @property
     def harness_failed(self) -> bool:
         """No verdict was reached because the harness (not the system under test) broke."""
-        return self.exit_code in (254, 255) or (self.verdict is None and self.exit_code != 1)
+        abnormal_exit = self.exit_code is not None and self.exit_code not in (0, 1, 2)
+        return abnormal_exit or self.verdict is None
 
     @property
     def detected(self) -> bool:
@@ -188,6 +189,15 @@ def summarize(files: RunFiles) -> RunSummary:
         exit_code=exit_code,
         repro=repro_command(files.run_dir, run),
         problems=files.problems,
+    )
+
+
+def broken_summary(run_dir: Path, error: str) -> RunSummary:
+    """A run whose files could not even be summarized: listed, amber, with the reason."""
+    return RunSummary(
+        run_dir=run_dir, run_id=run_dir.name, verdict=None, anomaly_counts={}, profile="?",
+        seed="?", bugs=[], guarantee="?", started_at=None, duration_s=None, exit_code=None,
+        repro=repro_command(run_dir, {}), problems=[FileState("run.json", "damaged", error)],
     )
 
 

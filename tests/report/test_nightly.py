@@ -1,0 +1,196 @@
+"""`kchaos nightly` against a fake `kchaos` (fake_kchaos.py): the matrix, the budget, a run
+that fails or hangs, the summary, and the exit code for passing and failing matrices."""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import xmlschema
+
+from faults.plan import PROFILES
+from harness.errors import UsageError
+from harness.nightly import (
+    DEFAULT_MATRIX,
+    NIGHTLY_JUNIT,
+    Attempt,
+    Cell,
+    load_matrix,
+    nightly,
+    parse_duration,
+    parse_matrix,
+    run_matrix,
+)
+from workloads.worker.bugs import BUG_NAMES
+
+FAKE = Path(__file__).with_name("fake_kchaos.py")
+SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
+
+
+def _fake(**outcomes: object) -> list[str]:
+    return [sys.executable, str(FAKE), "--outcomes", json.dumps(outcomes)]
+
+
+def _matrix(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(text)
+    return path
+
+
+TINY = """
+time_limit_s: 1
+profiles: [all]
+seeds: [1, 2]
+bugs: [[], [KAFKA-7672]]
+"""
+
+
+def test_matrix_is_seed_major_with_includes() -> None:
+    m = parse_matrix({
+        "profiles": ["all", "kill"], "seeds": [2, 1], "bugs": [[], "KIP-406"],
+        "include": [{"profile": "KAFKA-8187", "bugs": ["KAFKA-8187"], "seeds": [1]},
+                    {"profile": "kill", "bugs": "x", "args": ["--rate", "5"], "seeds": [2]}],
+        "time_limit_s": 5,
+    })
+    assert [c.seed for c in m.cells] == [1] * 5 + [2] * 5
+    assert m.cells[-1] == Cell("kill", 2, ("x",), ("--rate", "5"))
+    assert m.cells[-1].argv(1, Path("r"), ["--pods", "3"])[-4:] == [
+        "--pods", "3", "--rate", "5"]
+    assert m.cells[:5] == (
+        Cell("all", 1), Cell("all", 1, ("KIP-406",)), Cell("kill", 1),
+        Cell("kill", 1, ("KIP-406",)), Cell("KAFKA-8187", 1, ("KAFKA-8187",)),
+    )
+    assert m.time_limit_s == 5 and m.run_timeout_s == 615
+
+
+def test_cell_command_line() -> None:
+    cell = Cell("all", 3, ("KAFKA-7672", "KIP-406"))
+    assert cell.argv(60, Path("r"), ["--pods", "3"]) == [
+        "--results-dir", "r", "run", "--profile", "all", "--seed", "3",
+        "--bugs", "KAFKA-7672,KIP-406", "--time-limit", "60", "--pods", "3",
+    ]
+    assert "--bugs" not in Cell("all", 3).argv(60, Path("r"), [])
+
+
+def test_default_matrix_loads() -> None:
+    m = load_matrix(None)
+    assert load_matrix(DEFAULT_MATRIX) == m
+    # Every profile and bug switch it names exists (a typo would be a red nightly).
+    assert {c.profile for c in m.cells} <= set(PROFILES)
+    assert {b for c in m.cells for b in c.bugs} <= set(BUG_NAMES)
+    fixed = {c.profile for c in m.cells if not c.bugs}
+    for bug in ("KAFKA-7672", "KAFKA-8187", "KAFKA-20685", "KIP-406"):
+        assert Cell(bug, 1, (bug,)) in m.cells and bug in fixed
+
+
+@pytest.mark.parametrize("doc", [
+    [], {"profiles": "all"}, {"profiles": ["all"], "seeds": ["x"]},
+    {"profiles": ["all"], "bugs": [3]}, {"profiles": ["all"], "time_limit_s": -1},
+    {"seeds": [1]}, {"include": [{"bugs": []}]},
+    {"include": [{"profile": "all", "args": "--rate 5"}]},
+])
+def test_bad_matrix_is_a_usage_error(doc: object) -> None:
+    with pytest.raises(UsageError):
+        parse_matrix(doc)
+
+
+def test_unreadable_matrix_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not valid YAML"):
+        load_matrix(_matrix(tmp_path, "profiles: [all\n"))
+    with pytest.raises(UsageError, match="cannot read"):
+        load_matrix(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("90", 90), ("90s", 90), ("45m", 2700), ("2h", 7200), ("1h30m", 5400), ("0.5h", 1800),
+])
+def test_budget_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "abc", "2x", "h", "0", "1h 30m", "-5m"])
+def test_bad_budget_is_a_usage_error(text: str) -> None:
+    with pytest.raises(UsageError, match="--budget"):
+        parse_duration(text)
+
+
+def test_budget_stops_new_runs() -> None:
+    """Fake clock: before any run the estimate is 2x the time limit, then the slowest run."""
+    m = parse_matrix({"profiles": ["a", "b", "c", "d", "e"], "time_limit_s": 10})
+    now = [0.0]
+
+    def start(cell: Cell, number: int) -> Attempt:
+        now[0] += 30.0
+        return Attempt(cell, 0, None, 30.0)
+
+    attempts, skipped = run_matrix(m, 95.0, start, clock=lambda: now[0])
+    # 0+20 fits; 30+30, 60+30 fit; 90+30 > 95.
+    assert [a.cell.profile for a in attempts] == ["a", "b", "c"]
+    assert [c.profile for c in skipped] == ["d", "e"]
+    attempts, skipped = run_matrix(m, 15.0, start, clock=lambda: now[0])
+    assert attempts == [] and len(skipped) == 5
+
+
+def _junit(results_dir: Path) -> ET.Element:
+    path = results_dir / NIGHTLY_JUNIT
+    SCHEMA.validate(str(path))
+    return ET.parse(path).getroot()
+
+
+def test_passing_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results"
+    # The bug is caught in one of its two runs: detected across runs, the nightly passes.
+    code = nightly(results, 3600, _matrix(tmp_path, TINY),
+                   _fake(**{"all/1/KAFKA-7672": 1, "default": 0}))
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "kchaos nightly" in printed and "nightly passed" in printed
+    assert printed.count("bug caught") == 1 and printed.count("bug missed") == 1
+    assert (results / "index.html").exists()
+    runs = [d for d in results.iterdir() if (d / "run.json").exists()]
+    assert len(runs) == 4 and all((d / "report.html").exists() for d in runs)
+    assert all((d / "junit.xml").exists() for d in runs)
+    root = _junit(results)
+    assert root.get("tests") == "5" and root.get("failures") == "0"
+    summary = json.loads(next(results.glob("nightly-*/nightly.json")).read_text())
+    assert summary["ok"] is True and len(summary["runs"]) == 4
+
+
+@pytest.mark.parametrize(("outcomes", "reason"), [
+    ({"fixed": 1, "KAFKA-7672": 1}, "fixed worker invalid"),
+    ({"all/2/fixed": 2, "KAFKA-7672": 1}, "fixed worker unknown"),
+    ({"fixed": 0, "KAFKA-7672": 0}, "bug KAFKA-7672 went undetected in all 2 run(s)"),
+    ({"all/1/fixed": "no-folder", "KAFKA-7672": 1}, "fixed worker run left no folder"),
+])
+def test_failing_matrix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], outcomes: dict, reason: str
+) -> None:
+    results = tmp_path / "results"
+    assert nightly(results, 3600, _matrix(tmp_path, TINY), _fake(**outcomes)) == 1
+    printed = capsys.readouterr().out
+    assert reason in printed and "nightly passed" not in printed
+    root = _junit(results)
+    assert int(root.get("failures", "0")) + int(root.get("errors", "0")) >= 1
+    # Every cell ran: one bad run does not stop the nightly.
+    summary = json.loads(next(results.glob("nightly-*/nightly.json")).read_text())
+    assert len(summary["runs"]) == 4 and summary["ok"] is False
+
+
+def test_hanging_run_is_stopped_and_counted(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    matrix = _matrix(tmp_path, "time_limit_s: 1\nrun_timeout_s: 2\nprofiles: [all]\n"
+                               "seeds: [1, 2]\n")
+    assert nightly(results, 3600, matrix, _fake(**{"all/1/fixed": "hang"})) == 1
+    summary = json.loads(next(results.glob("nightly-*/nightly.json")).read_text())
+    first, second = summary["runs"]
+    assert first["exit_code"] is None and "stopped after 2 s" in first["note"]
+    assert second["exit_code"] == 0  # the nightly went on
+
+
+def test_budget_too_small_for_one_run(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    assert nightly(results, 1.0, _matrix(tmp_path, TINY), _fake()) == 2
+    assert (results / "index.html").exists() and (results / NIGHTLY_JUNIT).exists()

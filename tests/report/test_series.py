@@ -1,0 +1,62 @@
+"""The timeline's numbers: fault bands from nemesis ops, throughput, lag, commits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.report.series import build_timeline, fault_bands, partition_of
+
+S = 10**9
+
+
+def _nemesis(t: float, f: str, target: str, phase: str) -> dict[str, Any]:
+    return {"time_ns": int(t * S), "process": "nemesis", "type": "info", "f": f,
+            "value": {"target": target, "params": {}, "phase": phase}}
+
+
+def _ack(t: float, p: int, o: int) -> dict[str, Any]:
+    return {"time_ns": int(t * S), "process": "client-0", "type": "ok", "f": "send",
+            "value": {"event_id": f"e{o}", "partition": p, "offset": o}}
+
+
+def test_bands_pair_start_and_end_per_target() -> None:
+    ops = [_nemesis(1, "pause", "pod-0", "start"), _nemesis(2, "kill", "pod-1", "start"),
+           _nemesis(2.5, "kill", "pod-1", "end"), _nemesis(4, "pause", "pod-0", "end"),
+           _nemesis(5, "kill-broker", "broker-1", "start")]
+    bands = fault_bands(ops, 0, end_s=9.0)
+    got = [(b.target, b.fault, b.start_s, b.end_s, b.healed) for b in bands]
+    assert got == [("pod-0", "pause", 1, 4, True), ("pod-1", "kill", 2, 2.5, True),
+                   ("broker-1", "kill-broker", 5, 9.0, False)]
+
+
+def test_commit_keys_name_partitions() -> None:
+    assert [partition_of(k) for k in (3, "3", "ledger-input-12", "x")] == [3, 3, 12, None]
+
+
+def test_throughput_lag_and_commits() -> None:
+    # 10 acks/s for 3 s over two partitions; times are relative to the first op (0.1 s).
+    ops = [_ack(0.1 + i * 0.1, i % 2, i // 2) for i in range(30)]
+    commits = {"pod-0": [
+        {"event": "txn-commit", "ts_ns": int(1.6 * S), "offsets": {"0": 5, "1": 5}},
+        {"event": "txn-commit", "ts_ns": int(2.95 * S), "offsets": {"0": 15, "1": 15}},
+    ]}
+    tl = build_timeline(ops, commits, {})
+    assert tl is not None and tl.bin_s == 1.0 and len(tl.bins) == 3
+    assert tl.acks == [10.0, 10.0, 10.0]
+    # End of bin 0: 10 acked, 0 committed; bin 1: 20 - 10; the last bin: 30 - 30.
+    assert tl.lag == [10, 10, 0]
+    assert tl.commits == {"pod-0": [0.0, 1.0, 1.0]}
+    assert tl.band_source == "plan.json" and tl.bands == []
+
+
+def test_plan_is_the_fallback_for_bands() -> None:
+    plan = {"steps": [{"fault": "move", "target": "pod-2", "applied_at_s": 3,
+                       "healed_at_s": None}, {"fault": "bad", "applied_at_s": "x"}]}
+    tl = build_timeline([_ack(0, 0, 0), _ack(10, 0, 1)], {}, plan)
+    assert tl is not None and tl.lag is None
+    assert [(b.target, b.start_s, b.end_s, b.healed) for b in tl.bands] == [
+        ("pod-2", 3.0, 10.0, False)]
+
+
+def test_nothing_to_plot() -> None:
+    assert build_timeline([{"f": "send"}], {"pod-0": []}, {}) is None
