@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kchaos-installed
 
-.PHONY: setup jars test run lint bench clean
+.PHONY: setup jars browser test run lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,10 @@ setup: $(STAMP) jars
 jars: $(STAMP)
 	$(BIN)/kchaos kafka fetch
 
-test: setup
+browser:
+	bash scripts/install-chromium.sh
+
+test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/pytest $(PYTEST_ARGS)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -93,6 +94,31 @@ def _check(args: argparse.Namespace) -> int:
     return check(args.run_dir, args.spark_master)
 
 
+def _report(args: argparse.Namespace) -> int:
+    from harness.console import out
+    from harness.report import render_index, render_report, write_run_junit
+
+    out.print(f"report: {render_report(args.run_dir)}", highlight=False, soft_wrap=True)
+    write_run_junit(args.run_dir)
+    out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
+    return 0
+
+
+def _nightly(args: argparse.Namespace) -> int:
+    from harness.nightly import nightly, parse_duration
+
+    return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
+                   [sys.executable, "-m", "harness"])
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from harness.serve import serve
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how one stops a server
+        serve(args.results_dir, args.port)
+    return 0
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="kchaos", description="Crash-consistency harness for Kafka streams apps")
     parser.add_argument(
@@ -130,6 +156,20 @@ def build_parser() -> Parser:
     check.add_argument("run_dir", type=Path)
     check.add_argument("--spark-master", default=None, help="default local[*]")
     check.set_defaults(handler=_check)
+
+    report = commands.add_parser("report", help="render a run's report.html again")
+    report.add_argument("run_dir", type=Path)
+    report.set_defaults(handler=_report)
+
+    nightly = commands.add_parser("nightly", help="a matrix of runs within a time budget")
+    nightly.add_argument("--budget", default="2h", help="e.g. 90m, 2h, 1h30m (default 2h)")
+    nightly.add_argument("--matrix", type=Path, default=None,
+                         help="YAML matrix (default: harness/matrix_default.yaml)")
+    nightly.set_defaults(handler=_nightly)
+
+    serve = commands.add_parser("serve", help="serve the results folder on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(handler=_serve)
 
     commands.add_parser("clean", help="stop processes a crashed harness left").set_defaults(
         handler=_clean
