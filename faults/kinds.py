@@ -175,6 +175,7 @@ class FaultKind:
     apply: Action
     heal: Action
     targets: str  # "pod", "new-pod" or "broker"
+    instant: bool = False  # done once applied (a move): nothing stays in force to heal
 
 
 FAULT_KINDS: dict[str, FaultKind] = {
@@ -183,11 +184,11 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("kill", _kill, _start, "pod"),
         FaultKind("stop", _stop, _start, "pod"),
         FaultKind("pause", _pause, _resume, "pod"),
-        FaultKind("move", _move, _nothing, "pod"),
+        FaultKind("move", _move, _nothing, "pod", instant=True),
         FaultKind("scale-out", _scale_out, _scale_in, "new-pod"),
         FaultKind("scale-in", _scale_in, _start, "pod"),
         FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod"),
-        FaultKind("truncate-global", _truncate_global, _nothing, "pod"),
+        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True),
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
     )

@@ -140,6 +140,8 @@ class Nemesis:
             {"target": step.target, "params": step.params, "phase": "start", "step": step.id,
              "details": outcome.details, "error": outcome.error},
         )
+        if kind.instant and outcome.status == "applied":
+            self._heal(outcome)
 
     def _heal(self, outcome: StepOutcome) -> None:
         step = outcome.step
