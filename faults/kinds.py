@@ -57,6 +57,7 @@ def write_control(path: Path, **settings: Any) -> None:
         except ValueError:
             current = {}
     current.update(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(current))
     os.replace(tmp, path)

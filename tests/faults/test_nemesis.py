@@ -1,0 +1,168 @@
+"""The nemesis loop on a recording fake platform (pure scheduling logic, no processes)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from faults.kinds import FaultContext
+from faults.model import Plan, Step, Trigger
+from faults.nemesis import Nemesis
+from faults.observe import TraceWatcher
+from faults.platform import Pod
+
+
+class RecordingPlatform:
+    name = "fake"
+
+    def __init__(self, root: Path, pods: list[str]) -> None:
+        self.root = root
+        self.calls: list[tuple[str, str]] = []
+        self._pods = {p: Pod(p, "node-0", running=True) for p in pods}
+
+    def nodes(self) -> list[str]:
+        return ["node-0", "node-1"]
+
+    def pods(self) -> list[Pod]:
+        return list(self._pods.values())
+
+    def pod(self, name: str) -> Pod:
+        return self._pods[name]
+
+    def _call(self, what: str, name: str) -> None:
+        self.calls.append((what, name))
+
+    def add_pod(self, name: str, node: str) -> Pod:
+        self._call("add", name)
+        self._pods[name] = Pod(name, node, running=True)
+        return self._pods[name]
+
+    def start_pod(self, name: str) -> None:
+        self._call("start", name)
+
+    def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
+        self._call("stop", name)
+
+    def kill_pod(self, name: str) -> None:
+        self._call("kill", name)
+
+    def pause_pod(self, name: str) -> None:
+        self._call("pause", name)
+
+    def resume_pod(self, name: str) -> None:
+        self._call("resume", name)
+
+    def move_pod(self, name: str, node: str, keep_volume: bool) -> None:
+        self._call(f"move-{'keep' if keep_volume else 'empty'}", name)
+
+    def remove_pod(self, name: str) -> None:
+        self._call("remove", name)
+
+    def volume(self, name: str) -> Path:
+        return self.root / name / "state"
+
+    def trace_path(self, name: str) -> Path:
+        return self.root / name / "trace.jsonl"
+
+    def control_path(self, name: str) -> Path:
+        return self.root / name / "control.json"
+
+    def poll(self) -> list[tuple[str, int]]:
+        return []
+
+    def teardown(self) -> None:
+        pass
+
+
+def _run(plan: Plan, platform: RecordingPlatform, seconds: float) -> tuple[Nemesis, list[Any]]:
+    ops: list[Any] = []
+    ctx = FaultContext(platform, None, None, "app")
+    nemesis = Nemesis(plan, ctx, TraceWatcher(platform, "app"),
+                      lambda p, t, f, v: ops.append((p, t, f, v)))
+    nemesis.start()
+    time.sleep(seconds)
+    nemesis.stop_and_heal()
+    return nemesis, ops
+
+
+def test_steps_apply_in_time_order_and_heal_when_due(tmp_path: Path) -> None:
+    platform = RecordingPlatform(tmp_path, ["pod-0", "pod-1"])
+    plan = Plan(1, "t", (
+        Step(0, "pause", "pod-1", Trigger(0.3), heal_after_s=0.2),
+        Step(1, "kill", "pod-0", Trigger(0.0), heal_after_s=0.1),
+    ))
+    nemesis, ops = _run(plan, platform, 1.0)
+    assert platform.calls == [("kill", "pod-0"), ("start", "pod-0"),
+                              ("pause", "pod-1"), ("resume", "pod-1")]
+    assert [o.status for o in nemesis.outcomes] == ["healed", "healed"]
+    phases = [(op[2], op[3]["target"], op[3]["phase"]) for op in ops]
+    assert phases == [("kill", "pod-0", "start"), ("kill", "pod-0", "end"),
+                      ("pause", "pod-1", "start"), ("pause", "pod-1", "end")]
+    assert all(op[0] == "nemesis" and op[1] == "info" for op in ops)
+
+
+def test_a_fault_still_in_force_at_the_end_is_healed_and_late_steps_skipped(
+    tmp_path: Path,
+) -> None:
+    platform = RecordingPlatform(tmp_path, ["pod-0"])
+    plan = Plan(1, "t", (
+        Step(0, "delay-checkpoint", "pod-0", Trigger(0.0), {"ms": 700}),
+        Step(1, "kill", "pod-0", Trigger(60.0), heal_after_s=1),
+    ))
+    nemesis, _ = _run(plan, platform, 0.4)
+    assert [o.status for o in nemesis.outcomes] == ["healed", "skipped"]
+    assert json.loads(platform.control_path("pod-0").read_text()) == {"checkpoint_delay_ms": 0}
+
+
+def test_condition_trigger_waits_for_the_trace_then_fires(tmp_path: Path) -> None:
+    platform = RecordingPlatform(tmp_path, ["pod-0"])
+    trace = platform.trace_path("pod-0")
+    trace.parent.mkdir(parents=True)
+    plan = Plan(1, "t", (Step(0, "kill", "pod-0", Trigger(0.0, "commits", count=2,
+                                                           timeout_s=30)),))
+    ops: list[Any] = []
+    nemesis = Nemesis(plan, FaultContext(platform, None, None, "app"),
+                      TraceWatcher(platform, "app"), lambda *op: ops.append(op))
+    nemesis.start()
+    with trace.open("a") as out:
+        for _ in range(2):
+            time.sleep(0.3)
+            assert platform.calls == []  # not yet: fewer commits than asked
+            out.write(json.dumps({"ts_ns": time.time_ns(), "pid": 1,
+                                  "event": "txn-commit"}) + "\n")
+            out.flush()
+    deadline = time.monotonic() + 5
+    while not platform.calls and time.monotonic() < deadline:
+        time.sleep(0.05)
+    nemesis.stop_and_heal()
+    assert platform.calls[0] == ("kill", "pod-0")
+    assert nemesis.outcomes[0].condition_met is True
+
+
+def test_condition_that_never_holds_fires_at_its_timeout(tmp_path: Path) -> None:
+    platform = RecordingPlatform(tmp_path, ["pod-0"])
+    plan = Plan(1, "t", (Step(0, "stop", "pod-0", Trigger(0.0, "restored", timeout_s=0.3),
+                              heal_after_s=0.1),))
+    nemesis, _ = _run(plan, platform, 1.0)
+    assert platform.calls == [("stop", "pod-0"), ("start", "pod-0")]
+    assert nemesis.outcomes[0].condition_met is False
+
+
+def test_a_failing_fault_is_recorded_not_raised(tmp_path: Path) -> None:
+    platform = RecordingPlatform(tmp_path, ["pod-0"])
+    plan = Plan(1, "t", (Step(0, "kill-broker", "broker-1", Trigger(0.0), heal_after_s=0.1),))
+    nemesis, ops = _run(plan, platform, 0.5)
+    assert nemesis.outcomes[0].status == "failed"
+    assert "broker faults need" in (nemesis.outcomes[0].error or "")
+    assert ops[0][3]["error"]
+
+
+def test_instant_faults_end_as_soon_as_applied(tmp_path: Path) -> None:
+    platform = RecordingPlatform(tmp_path, ["pod-0"])
+    plan = Plan(1, "t", (Step(0, "move", "pod-0", Trigger(0.0), {"keep_volume": False}),))
+    nemesis, ops = _run(plan, platform, 0.3)
+    assert platform.calls == [("move-empty", "pod-0")]
+    assert [op[3]["phase"] for op in ops] == ["start", "end"]
+    assert nemesis.outcomes[0].status == "healed"
