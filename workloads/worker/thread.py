@@ -82,6 +82,7 @@ class StreamThread(threading.Thread):
         self._assigned_once = False  # RUNNING needs a first assignment, even an empty one
         self._group_meta: ConsumerGroupMetadata | None = None
         self.last_loop = time.monotonic()  # the client's watchdog reads it
+        self._unhealthy_since: float | None = None
 
     # -- setup -----------------------------------------------------------------------
 
@@ -95,7 +96,11 @@ class StreamThread(threading.Thread):
         self.assignor = StreamsAssignor(cfg.input_topic, cfg.standbys, self._describe)
         self.producer = self._new_producer()
         self.collector = RecordCollector(self.producer)
-        self.consumer = KafkaConsumer(
+        self.consumer = self._new_consumer()
+
+    def _new_consumer(self) -> KafkaConsumer:
+        cfg = self.cfg
+        consumer = KafkaConsumer(
             bootstrap_servers=cfg.bootstrap,
             client_id=f"{cfg.instance_id}-{self.tname}-consumer",
             group_id=cfg.application_id,
@@ -110,8 +115,9 @@ class StreamThread(threading.Thread):
         )
         # Know the input topic before the first join: otherwise the leader assigns nothing
         # and an immediate second rebalance follows.
-        self.consumer.partitions_for_topic(cfg.input_topic)
-        self.consumer.subscribe([cfg.input_topic], listener=_Listener(self))
+        consumer.partitions_for_topic(cfg.input_topic)
+        consumer.subscribe([cfg.input_topic], listener=_Listener(self))
+        return consumer
 
     def _new_producer(self) -> KafkaProducer:
         cfg = self.cfg
@@ -190,10 +196,10 @@ class StreamThread(threading.Thread):
     def _run_once(self) -> None:
         busy = self.tm.restoring() or self.reader.has_work()
         timeout = 0 if busy else 50
-        if self._group_meta is not None and self._group_meta.state != MemberState.STABLE:
-            # kafka-python 3.0.12 drops a join that completes between two short polls and
-            # starts another one (seen as a group stuck in its rebalance): while the group
-            # rebalances, poll long enough for the join and sync to finish inside one call.
+        if not self._group_healthy():
+            # kafka-python 3.0.12 can lose a join, or a coordinator lookup, that completes
+            # between two short polls: while the group is not stable, poll long enough for
+            # the exchange to finish inside one call.
             timeout = 2000
         self.last_loop = time.monotonic()
         # The listener runs on the consumer's IO thread: it uses this snapshot (taken by the
@@ -226,6 +232,28 @@ class StreamThread(threading.Thread):
             and self.tm.all_ready()
         ):
             self._set_state("RUNNING")
+
+    def _group_healthy(self) -> bool:
+        """Stable member with a known coordinator; after a long unhealthy spell the consumer
+        is replaced (a backstop for client hangs: tasks close dirty, the group reassigns)."""
+        meta = self._group_meta
+        healthy = (
+            meta is not None and meta.state == MemberState.STABLE
+            and not self.consumer._coordinator.coordinator_unknown()
+        )
+        now = time.monotonic()
+        if healthy or self._unhealthy_since is None:
+            self._unhealthy_since = None if healthy else now
+            return healthy
+        limit = max(30.0, 3 * self.cfg.session_timeout_ms / 1000)
+        if now - self._unhealthy_since > limit:
+            log.warning("%s: not a stable group member for %.0f s; new consumer", self.tname, limit)
+            self._close_dirty()
+            self.consumer.close(autocommit=False)
+            self._pending, self._assigned_once, self._unhealthy_since = None, False, None
+            self.consumer = self._new_consumer()
+            self._set_state("STARTING")
+        return False
 
     def _apply_assignment(self) -> None:
         assigned, self._pending = self._pending or set(), None
