@@ -29,7 +29,9 @@ def store_contents(task_dir: Path) -> dict[str, dict[str, str]]:
 
 
 def ev(pod, name):  # events of one kind for task 0_0 since the pod's last start
-    return [e for e in pod.events(since_start=True) if e["event"] == name and e.get("task") == "0_0"]
+    return [
+        e for e in pod.events(since_start=True) if e["event"] == name and e.get("task") == "0_0"
+    ]
 
 
 def drain(bootstrap, topics, n):
@@ -55,7 +57,9 @@ def test_wiped_store_is_rebuilt_exactly(kafka_bootstrap, topics_factory, produce
     assert store_contents(pod.app_dir / "0_0") == before
 
 
-def test_clean_restart_resumes_from_checkpoint(kafka_bootstrap, topics_factory, producer_factory, pods):
+def test_clean_restart_resumes_from_checkpoint(
+    kafka_bootstrap, topics_factory, producer_factory, pods
+):
     t = topics_factory(1)
     prod = producer_factory(t)
     prod.events(ACCOUNTS, 200)
@@ -78,7 +82,9 @@ def test_clean_restart_resumes_from_checkpoint(kafka_bootstrap, topics_factory, 
     assert verdict(inputs(kafka_bootstrap, t), outputs(kafka_bootstrap, t)).valid
 
 
-def test_sigkill_under_eos_wipes_and_restores_fully(kafka_bootstrap, topics_factory, producer_factory, pods):
+def test_sigkill_under_eos_wipes_and_restores_fully(
+    kafka_bootstrap, topics_factory, producer_factory, pods
+):
     t = topics_factory(1)
     prod = producer_factory(t)
     prod.events(ACCOUNTS, 2000)
@@ -98,7 +104,9 @@ def test_sigkill_under_eos_wipes_and_restores_fully(kafka_bootstrap, topics_fact
     assert verdict(inputs(kafka_bootstrap, t), outputs(kafka_bootstrap, t)).valid
 
 
-def test_sigkill_under_alos_restores_from_checkpoint(kafka_bootstrap, topics_factory, producer_factory, pods):
+def test_sigkill_under_alos_restores_from_checkpoint(
+    kafka_bootstrap, topics_factory, producer_factory, pods
+):
     t = topics_factory(1)
     prod = producer_factory(t)
     prod.events(ACCOUNTS, 500)

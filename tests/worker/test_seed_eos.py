@@ -62,7 +62,9 @@ def test_kafka_20685_stale_checkpoint_after_sigkill(
         assert any(e["event"] == "checkpoint-read" and e.get("task") == "0_0" for e in mine)
         assert not any(e["event"] == "wipe" for e in mine)
         # symptom: redelivered events skipped as seen: committed to the input, no output
-        skipped = {e["event_id"] for e in pod.events(since_start=True) if e["event"] == "dedup-skip"}
+        skipped = {
+            e["event_id"] for e in pod.events(since_start=True) if e["event"] == "dedup-skip"
+        }
         assert skipped and set(v.missing) >= skipped
     else:
         assert any(e["event"] == "wipe" and e.get("task") == "0_0" for e in mine)

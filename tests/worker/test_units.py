@@ -124,7 +124,9 @@ def test_event_generator_is_seeded_and_resends_ids() -> None:
         assert first.setdefault(e.event_id, e) == e
 
 
-def members(spec: dict[str, int], prev: dict[str, tuple[str, ...]] | None = None) -> list[MemberInfo]:
+def members(
+    spec: dict[str, int], prev: dict[str, tuple[str, ...]] | None = None
+) -> list[MemberInfo]:
     prev = prev or {}
     return [
         MemberInfo(f"{p}-T{i}", p, f"T{i}", frozenset(prev.get(f"{p}-T{i}", ())))
@@ -138,10 +140,7 @@ def test_assignor_balances_sticks_and_places_standbys_elsewhere() -> None:
     assert {m: x.active for m, x in a.items()} == {"A-T1": ("0_0", "0_2"), "A-T2": ("0_1", "0_3")}
     assert all(not x.standby for x in a.values())  # one process: nowhere to put standbys
     prev = {m: x.active for m, x in a.items()}
-    b = compute_assignment(tasks, members({"A": 2, "B": 1}), standbys=1)
-    b = compute_assignment(tasks, [
-        MemberInfo(m.member_id, m.process, m.thread, frozenset(prev.get(m.member_id, ())))
-        for m in members({"A": 2, "B": 1})], standbys=1)
+    b = compute_assignment(tasks, members({"A": 2, "B": 1}, prev), standbys=1)
     actives = [t for x in b.values() for t in x.active]
     assert sorted(actives) == tasks
     for t in tasks:  # a standby never shares the active's process

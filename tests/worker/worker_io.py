@@ -35,8 +35,10 @@ def create_topics(bootstrap: str, prefix: str, partitions: int) -> Topics:
             {
                 t.input: {"num_partitions": partitions, "replication_factor": 1},
                 t.output: {"num_partitions": partitions, "replication_factor": 1},
+                # compact,delete: Kafka 4 refuses DeleteRecords (truncate-global) on a
+                # compact-only topic
                 t.accounts: {"num_partitions": 1, "replication_factor": 1,
-                             "configs": {"cleanup.policy": "compact"}},
+                             "configs": {"cleanup.policy": "compact,delete"}},
             },
             wait_for_metadata=True,
         )
@@ -64,7 +66,9 @@ class Producer:
         self.p = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
         self.n = 0
 
-    def events(self, accounts: list[str], count: int, amount: int = 1, prefix: str = "e") -> list[Event]:
+    def events(
+        self, accounts: list[str], count: int, amount: int = 1, prefix: str = "e"
+    ) -> list[Event]:
         evs = []
         for _ in range(count):
             a = accounts[self.n % len(accounts)]
@@ -112,7 +116,8 @@ def outputs(bootstrap: str, topics: Topics) -> list[Output]:
 
 
 def inputs(bootstrap: str, topics: Topics) -> list[tuple[int, int, Event]]:
-    return [(r.partition, r.offset, Event.decode(r.value)) for r in read_all(bootstrap, topics.input)]
+    recs = read_all(bootstrap, topics.input)
+    return [(r.partition, r.offset, Event.decode(r.value)) for r in recs]
 
 
 def committed_offsets(bootstrap: str, topics: Topics) -> dict[int, int]:

@@ -35,6 +35,8 @@ from workloads.worker.trace import Tracer
 log = logging.getLogger(__name__)
 
 MAX_QUEUE = 2000  # records buffered per task before its partition is paused
+# Another live incarnation of this pod owns our ids: this process is the zombie.
+FATAL = (Errors.ProducerFencedError, Errors.FencedInstanceIdError)
 
 
 class _Listener(AsyncConsumerRebalanceListener):
@@ -83,6 +85,7 @@ class StreamThread(threading.Thread):
         self._group_meta: ConsumerGroupMetadata | None = None
         self.last_loop = time.monotonic()  # the client's watchdog reads it
         self._unhealthy_since: float | None = None
+        self._fatal: BaseException | None = None
 
     # -- setup -----------------------------------------------------------------------
 
@@ -194,6 +197,8 @@ class StreamThread(threading.Thread):
             self._set_state("DEAD")
 
     def _run_once(self) -> None:
+        if self._fatal is not None:
+            raise RuntimeError(f"fenced by a newer incarnation of this pod: {self._fatal}")
         busy = self.tm.restoring() or self.reader.has_work()
         timeout = 0 if busy else 50
         if not self._group_healthy():
@@ -222,11 +227,16 @@ class StreamThread(threading.Thread):
                 self.tm.on_invalid(invalid)
             for task in self.tm.on_restored(done):
                 self.consumer.resume(task.input_tp)
-        if self.global_ready():
-            self._process()
-        if (time.monotonic() - self._last_commit) * 1000 >= self.cfg.commit_interval_ms:
-            self._commit()
-            self.tm.checkpoint_standbys()
+        try:
+            if self.global_ready():
+                self._process()
+            if (time.monotonic() - self._last_commit) * 1000 >= self.cfg.commit_interval_ms:
+                self._commit()
+                self.tm.checkpoint_standbys()
+        except FATAL as e:
+            raise RuntimeError(f"fenced by a newer incarnation of this pod: {e}") from e
+        except Errors.KafkaError as e:
+            self._task_migrated(e)
         if (
             self._assigned_once and self._pending is None and self.state != "RUNNING"
             and self.tm.all_ready()
@@ -332,12 +342,32 @@ class StreamThread(threading.Thread):
             t.sm.checkpoint("commit")  # at-least-once: after the commit, stores flushed first
         return offsets if in_listener else {}
 
+    def _task_migrated(self, error: Exception) -> None:
+        """A commit failed (fenced generation, timeout, abortable error): Kafka Streams'
+        TaskMigratedException. Close the tasks dirty, rewind the consumer to the committed
+        offsets and recreate the tasks (EOS: wipe and restore, since no checkpoint)."""
+        log.warning("%s: commit failed (%s: %s); tasks closed dirty", self.tname,
+                    type(error).__name__, error)
+        self._close_dirty()
+        assigned = set(self.consumer.assignment())
+        for tp in assigned:
+            committed = self.consumer.committed(tp)
+            if committed is None:
+                self.consumer.seek_to_beginning(tp)
+            else:
+                self.consumer.seek(tp, committed)
+        if assigned:
+            self.consumer.pause(*assigned)
+        self._pending = assigned
+
     def _close_dirty(self) -> None:
         """Task migrated / fenced / lost: abort, close without checkpoints."""
         if self._in_txn:
             try:
                 self.producer.abort_transaction()
                 self.tracer.emit(self.tname, "txn-abort")
+            except FATAL as e:  # never fence the live incarnation back: die instead
+                self._fatal = e
             except Errors.KafkaError:
                 # A fenced producer cannot abort: a new one (same id) aborts for us.
                 self.producer.close(timeout=5)
