@@ -117,7 +117,7 @@ REGISTRY: dict[str, Bug] = {
             "commit_transaction: almost every kill while processing.",
             symptom="lost-event: inputs below the committed offset with no committed output "
             "and no dedup-skip in the trace.",
-            where="thread.StreamThread._process_batch",
+            where="thread.StreamThread._process and StreamThread._commit",
         ),
         Bug(
             RESTORE_READ_UNCOMMITTED,
@@ -148,7 +148,7 @@ REGISTRY: dict[str, Bug] = {
             "scale) followed by a duplicate re-send of an earlier event id.",
             symptom="duplicate-output and wrong-balance: a re-sent event id is processed "
             "again after the task moved.",
-            where="task_active.StreamTask.process",
+            where="state_manager.logged_stores (used by tasks, standbys, restoration)",
         ),
         Bug(
             EOS_NO_CORRUPTION_WIPE,
@@ -170,7 +170,7 @@ REGISTRY: dict[str, Bug] = {
             "arriving during the rebuild.",
             symptom="stale-global: outputs joined no value (or an old one) for accounts the "
             "global topic held.",
-            where="global_thread.GlobalStreamThread._rebuild",
+            where="global_thread.GlobalStreamThread.on_invalid_offset",
         ),
     )
 }
