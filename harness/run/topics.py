@@ -19,7 +19,11 @@ def create_topics(bootstrap: str, partitions: int, replication: int) -> None:
         topics = [
             NewTopic(INPUT_TOPIC, partitions, replication),
             NewTopic(OUTPUT_TOPIC, partitions, replication),
-            NewTopic(ACCOUNTS_TOPIC, 1, replication, topic_configs={"cleanup.policy": "compact"}),
+            # compact,delete with no time/size limit: compacted like a global table, yet
+            # Kafka 4 allows DeleteRecords on it (truncate-global) only with "delete" in it.
+            NewTopic(ACCOUNTS_TOPIC, 1, replication, topic_configs={
+                "cleanup.policy": "compact,delete", "retention.ms": "-1",
+                "retention.bytes": "-1"}),
         ]
         for topic in topics:
             with contextlib.suppress(TopicAlreadyExistsError):
