@@ -131,13 +131,15 @@ def _undelay_checkpoint(ctx: FaultContext, step: Step) -> Details:
 
 
 def _truncate_global(ctx: FaultContext, step: Step) -> Details:
-    """Make the pod's global checkpoint point below the topic's log start: stop the pod,
-    write every account again (so the topic still holds each one), delete the records
-    before that re-publication, restart the pod."""
+    """Make the pod's global checkpoint point below the topic's log start: kill the pod,
+    write every account twice (the first copy moves the end past the checkpoint, the
+    second keeps every account in the topic), delete everything before the second copy,
+    restart the pod. Its checkpoint + 1 is then an invalid offset."""
     if ctx.global_topic is None:
         raise RuntimeError("truncate-global needs the accounts topic")
     ctx.platform.kill_pod(step.target)
     checkpoint = read_global_checkpoint(ctx.platform.volume(step.target), ctx.application_id)
+    ctx.global_topic.republish()
     cut = ctx.global_topic.end_offset()
     republished = ctx.global_topic.republish()
     ctx.global_topic.delete_before(cut)
