@@ -66,6 +66,9 @@ def start_spark(
         .config("spark.default.parallelism", str(partitions))
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
+        # Inputs and outputs are distributed by account once; joins on (account, ...)
+        # may then reuse that distribution instead of shuffling on all their keys.
+        .config("spark.sql.requireAllClusterKeysForCoPartition", "false")
         .config("spark.driver.extraJavaOptions", java_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
         # A standalone executor gets 1 GiB by default: enough for our jobs' spills.

@@ -1,13 +1,14 @@
 """Balance checks: each event's first output carries the account's balance after it.
 
-Expected balance at an input record = the sum of the amounts of first occurrences of its
-account up to and including that record (re-sent duplicates add nothing). Only the first
-output of an event id is judged: further outputs are duplicate-output's business, and
-judging them too would report one fault twice.
+The expected balance at a first occurrence is the sum of the amounts of the account's
+first occurrences up to and including it (checker/ledger.py). Only the first output of an
+event is judged: further outputs are duplicate-output's business, and judging them too
+would report one fault twice.
 
 - lost-history: emitted < expected (the store went back, e.g. restarted from empty);
-- wrong-balance: emitted > expected, or the output names an input position that holds no
-  committed record or a different event.
+- wrong-balance: emitted > expected, or the output does not belong where it claims: no
+  committed occurrence of its event, an input position other than the event's first
+  occurrence, or a different amount.
 Examples show where each affected account first went wrong (the onset), since every later
 output of that account is off by the same fault.
 """
@@ -30,6 +31,8 @@ _EXAMPLE_COLS = (
     "expected",
     "partition",
     "offset",
+    "out_partition",
+    "out_offset",
     "in_partition",
     "in_offset",
     "sent_ms",
@@ -37,35 +40,33 @@ _EXAMPLE_COLS = (
 )
 
 
-def _judged(frames: Frames) -> DataFrame:
-    outs = frames.committed_output.where(F.col("is_first_output"))
-    input_mismatch = (
-        F.col("in_event_id").isNull()
-        | (F.col("in_event_id") != F.col("event_id"))
-        | (F.col("in_account") != F.col("account"))
-        | (F.col("in_amount") != F.col("amount"))
-    )
+def judged(frames: Frames) -> DataFrame:
+    """Events whose first output is wrong, with a `reason`."""
+    ev = frames.events.where(F.col("outputs") > 0)
     reason = (
-        F.when(input_mismatch, F.lit("input-mismatch"))
+        F.when(F.col("partition").isNull(), F.lit("no-committed-input"))
+        .when(
+            (F.col("in_partition") != F.col("partition")) | (F.col("in_offset") != F.col("offset")),
+            F.lit("not-first-occurrence"),
+        )
+        .when(F.col("out_amount") != F.col("amount"), F.lit("amount-mismatch"))
         .when(F.col("balance") < F.col("expected"), F.lit("below"))
         .when(F.col("balance") > F.col("expected"), F.lit("above"))
     )
-    return outs.withColumn("reason", reason).where(F.col("reason").isNotNull())
+    return ev.withColumn("reason", reason).where(F.col("reason").isNotNull())
 
 
 def _report(frames: Frames, bad: DataFrame) -> CheckResult:
     count = bad.count()
     if count == 0:
         return CheckResult(valid=True)
-    onset = Window.partitionBy("account").orderBy(
-        "in_partition", "in_offset", "partition", "offset"
-    )
+    onset = Window.partitionBy("account").orderBy("in_partition", "in_offset", "event_id")
     onsets = bad.withColumn("_k", F.row_number().over(onset)).where(F.col("_k") == 1)
     accounts = onsets.count()
     rows = [
         r.asDict()
         for r in onsets.select(*_EXAMPLE_COLS)
-        .orderBy("in_partition", "in_offset", "partition", "offset")
+        .orderBy("in_partition", "in_offset", "event_id")
         .limit(MAX_EXAMPLES)
         .collect()
     ]
@@ -76,8 +77,8 @@ def _report(frames: Frames, bad: DataFrame) -> CheckResult:
 
 
 def lost_history(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    return _report(frames, _judged(frames).where(F.col("reason") == "below"))
+    return _report(frames, judged(frames).where(F.col("reason") == "below"))
 
 
 def wrong_balance(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    return _report(frames, _judged(frames).where(F.col("reason") != "below"))
+    return _report(frames, judged(frames).where(F.col("reason") != "below"))

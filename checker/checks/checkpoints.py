@@ -1,12 +1,9 @@
 """stale-checkpoint (exactly-once only): a task trusted a checkpoint its store did not match.
 
 (a) Digest at init: a `task-init` trace with a checkpoint offset says what the store held
-    (`digest`). Replaying the committed changelog of that store partition up to and
-    including the offset (last value per key, tombstones delete) must give the same digest.
-    Rather than replaying once per init, each changelog record becomes a digest delta
-    (its entry hash minus the hash of the value it replaced), and a running sum per store
-    partition, with the inits sorted in as markers, gives the digest at every init in one
-    pass.
+    (`digest`); it must be the digest of the committed changelog replayed (last value per
+    key, tombstones delete) up to and including that offset, or up to a later offset
+    (store ahead of its checkpoint with committed data only: harmless). See digests.py.
 (b) Checkpoint present while RUNNING: per pod process and task, the trace's checkpoint file
     operations (write/read leave a file, delete/wipe/cleaner-delete remove it) are replayed
     in time order; a `task-running` while a file is present is the KAFKA-20685 shape.
@@ -16,93 +13,18 @@ follow commits, the store has the WAL), so the check does not apply there.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from checker.checks.digests import stale_inits
 from checker.examples import TRACE_ORDER, parse_json, row_dict, trace_dict
-from checker.frames import Frames, trace_field
+from checker.frames import Frames
 from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, CheckResult
 
 PRESENT = ("checkpoint-write", "checkpoint-read")
 ABSENT = ("checkpoint-delete", "wipe", "cleaner-delete")
 CONTEXT_EVENTS = (*PRESENT, *ABSENT, "task-init", "restore-start", "restore-end", "task-running")
-
-
-def _entry_hash(key: Column, value: Column) -> Column:
-    return F.when(value.isNull(), F.lit(0)).otherwise(
-        F.crc32(F.concat(key, F.lit("\u0000"), value).cast("binary"))
-    )
-
-
-def _inits(frames: Frames) -> DataFrame:
-    return frames.traces.where(
-        (F.col("event") == "task-init") & trace_field("checkpoint").isNotNull()
-    ).select(
-        "pod",
-        "pid",
-        "ts_ns",
-        "task",
-        trace_field("kind").alias("kind"),
-        trace_field("store").alias("store"),
-        F.split("task", "_").getItem(1).cast("int").alias("partition"),
-        trace_field("checkpoint").cast("bigint").alias("checkpoint"),
-        trace_field("digest").alias("digest"),
-    )
-
-
-def digest_mismatches(frames: Frames) -> DataFrame:
-    # A deterministic key (not monotonically_increasing_id): the plan reads `inits` in
-    # three branches and each must name an init the same way.
-    inits = _inits(frames).withColumn(
-        "_init", F.concat_ws("|", "pod", "pid", "ts_ns", "store", "task")
-    )
-    # Only store partitions some init trusted, and only up to the last offset trusted.
-    reach = F.broadcast(
-        inits.groupBy("store", "partition").agg(F.max("checkpoint").alias("_reach"))
-    )
-    log = frames.changelog.join(reach, ["store", "partition"]).where(
-        F.col("offset") <= F.col("_reach")
-    )
-    by_key = Window.partitionBy("store", "partition", "key").orderBy("offset")
-    prev = F.lag("value").over(by_key)
-    deltas = log.select(
-        "store",
-        "partition",
-        "offset",
-        (F.col("value").isNotNull().cast("long") - prev.isNotNull().cast("long")).alias("d_count"),
-        (_entry_hash(F.col("key"), F.col("value")) - _entry_hash(F.col("key"), prev)).alias(
-            "d_sum"
-        ),
-        F.lit(None).cast("string").alias("_init"),
-    )
-    markers = inits.select(
-        "store",
-        "partition",
-        F.col("checkpoint").alias("offset"),
-        F.lit(0).cast("long").alias("d_count"),
-        F.lit(0).cast("long").alias("d_sum"),
-        "_init",
-    )
-    # A marker sorts after the record at its own offset: "up to and including".
-    running = (
-        Window.partitionBy("store", "partition")
-        .orderBy("offset", F.col("_init").asc_nulls_first())
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    replayed = (
-        deltas.unionByName(markers)
-        .select(
-            "_init",
-            F.concat_ws(
-                ":",
-                F.sum("d_count").over(running).cast("string"),
-                F.sum("d_sum").over(running).cast("string"),
-            ).alias("replayed"),
-        )
-        .where(F.col("_init").isNotNull())
-    )
-    return inits.join(replayed, "_init").where(F.col("replayed") != F.col("digest")).drop("_init")
 
 
 def running_with_checkpoint(frames: Frames) -> DataFrame:
@@ -147,7 +69,7 @@ def _task_events(frames: Frames, keys: list[tuple[str, int, str]]) -> list[list[
 def stale_checkpoint(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     if not meta.exactly_once:
         return CheckResult(valid=True, note=f"not applicable under {meta.guarantee!r}")
-    digests = digest_mismatches(frames).orderBy("ts_ns", "pod", "pid", "task", "store")
+    digests = stale_inits(frames).drop("_init").orderBy("ts_ns", "pod", "pid", "task", "store")
     running = running_with_checkpoint(frames).orderBy("ts_ns", "pod", "pid", "task")
     n_digest = digests.count()
     n_running = running.count()

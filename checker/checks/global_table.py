@@ -1,7 +1,8 @@
 """stale-global: the join used no account value, or an older one, though a newer one had
 been in the accounts topic for long enough.
 
-An output is stale if, for its account, the accounts topic has
+Judged on each event's first output (checker/ledger.py). An output is stale if, for its
+account, the accounts topic has
 - a record acknowledged (record timestamp) before the event was sent (input record
   timestamp) while the output's `global_version` is null, or
 - a record with a higher version than the output's, acknowledged more than the bound
@@ -23,8 +24,8 @@ _COLS = (
     "event_id",
     "account",
     "global_version",
-    "partition",
-    "offset",
+    "out_partition",
+    "out_offset",
     "in_partition",
     "in_offset",
     "sent_ms",
@@ -38,7 +39,13 @@ def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult
         F.col("timestamp_ms").alias("_ts"),
         F.col("version").alias("_v"),
     )
-    outs = frames.committed_output.where(F.col("sent_ms").isNotNull())
+    # The first output of each event, sent when its first occurrence was; an output at any
+    # other position is wrong-balance's (and duplicate-output's) to report.
+    outs = frames.events.where(
+        (F.col("outputs") > 0)
+        & (F.col("in_partition") == F.col("partition"))
+        & (F.col("in_offset") == F.col("offset"))
+    )
     g = F.col("global_version")
     stale_when = (outs["account"] == acc["_a"]) & (
         (g.isNull() & (acc["_ts"] < outs["sent_ms"]))
@@ -52,7 +59,7 @@ def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult
     rows = [
         r.asDict()
         for r in stale.select(*_COLS)
-        .orderBy("in_partition", "in_offset", "partition", "offset")
+        .orderBy("in_partition", "in_offset", "event_id")
         .limit(MAX_EXAMPLES)
         .collect()
     ]

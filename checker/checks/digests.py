@@ -1,0 +1,148 @@
+"""Store digests replayed from the committed changelog, for stale-checkpoint (a).
+
+A `task-init` with checkpoint offset c reports the digest D of the store it opened. The
+store is sound if it holds a committed prefix of its changelog that reaches at least c:
+D == digest(replay up to and including c), or, when the store is ahead of its checkpoint
+(a standby applies committed records after its last checkpoint and RocksDB may flush them
+before a SIGKILL), D == digest(replay up to some later offset). Restoration from c + 1
+re-applies such records harmlessly. A store behind its checkpoint (KAFKA-8187: a
+checkpoint over an empty directory) or holding writes no committed prefix has (KAFKA-20685:
+flushed writes of aborted transactions) matches no prefix: stale.
+
+The exact digest at c for every init: one sort by key gives each record the offset of its
+key's next record; a record is in the store at c iff it is not a tombstone, its offset
+<= c and the next one's > c. Inits are few: a broadcast join and a small aggregation.
+Only inits that fail that are tried against later prefixes, whose digests come from a
+running sum of per-record digest deltas over just their store partitions.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from checker.frames import Frames, trace_field
+
+TASK_PATTERN = r"^\d+_\d+$"  # the global store (task `global`) has no changelog here
+
+
+def _entry_hash(key: Column, value: Column) -> Column:
+    return F.when(value.isNull(), F.lit(0)).otherwise(
+        F.crc32(F.concat(key, F.lit("\u0000"), value).cast("binary"))
+    )
+
+
+def _digest(count: Column, total: Column) -> Column:
+    return F.concat_ws(
+        ":",
+        F.coalesce(count, F.lit(0)).cast("string"),
+        F.coalesce(total, F.lit(0)).cast("string"),
+    )
+
+
+def inits(frames: Frames) -> DataFrame:
+    """task-init events that trusted a checkpoint, keyed deterministically by `_init`
+    (the plan reads them in several branches; each must name an init the same way)."""
+    return (
+        frames.traces.where(
+            (F.col("event") == "task-init")
+            & trace_field("checkpoint").isNotNull()
+            & F.col("task").rlike(TASK_PATTERN)
+        )
+        .select(
+            "pod",
+            "pid",
+            "ts_ns",
+            "task",
+            trace_field("kind").alias("kind"),
+            trace_field("store").alias("store"),
+            F.split("task", "_").getItem(1).cast("int").alias("partition"),
+            trace_field("checkpoint").cast("bigint").alias("checkpoint"),
+            trace_field("digest").alias("digest"),
+        )
+        .withColumn("_init", F.concat_ws("|", "pod", "pid", "ts_ns", "store", "task"))
+    )
+
+
+def exact_mismatches(frames: Frames, init: DataFrame) -> DataFrame:
+    """Inits whose digest differs from the replay up to and including their checkpoint."""
+    # Only store partitions some init trusted, and only up to the last offset trusted.
+    reach = F.broadcast(init.groupBy("store", "partition").agg(F.max("checkpoint").alias("_r")))
+    log = frames.changelog.join(reach, ["store", "partition"]).where(F.col("offset") <= F.col("_r"))
+    by_key = Window.partitionBy("store", "partition", "key").orderBy("offset")
+    alive = (
+        log.withColumn("_next", F.lead("offset").over(by_key))
+        .where(F.col("value").isNotNull())
+        .select(
+            "store",
+            "partition",
+            "offset",
+            "_next",
+            _entry_hash(F.col("key"), F.col("value")).alias("_hash"),
+        )
+    )
+    marks = F.broadcast(init.select("store", "partition", "checkpoint", "_init"))
+    held = alive.join(
+        marks,
+        (alive["store"] == marks["store"])
+        & (alive["partition"] == marks["partition"])
+        & (alive["offset"] <= marks["checkpoint"])
+        & (alive["_next"].isNull() | (alive["_next"] > marks["checkpoint"])),
+    )
+    replayed = held.groupBy("_init").agg(
+        F.count(F.lit(1)).alias("_count"), F.sum("_hash").alias("_sum")
+    )
+    return (
+        init.join(replayed, "_init", "left")
+        .withColumn("replayed", _digest(F.col("_count"), F.col("_sum")))
+        .where(F.col("replayed") != F.col("digest"))
+        .drop("_count", "_sum")
+    )
+
+
+def ahead_on_committed_prefix(frames: Frames, suspects: DataFrame) -> DataFrame:
+    """The suspects whose digest equals the replay up to some offset after their
+    checkpoint (store ahead of its checkpoint, committed data only)."""
+    parts = F.broadcast(suspects.select("store", "partition").distinct())
+    log = frames.changelog.join(parts, ["store", "partition"])
+    by_key = Window.partitionBy("store", "partition", "key").orderBy("offset")
+    prev = F.lag("value").over(by_key)
+    deltas = log.select(
+        "store",
+        "partition",
+        "offset",
+        (F.col("value").isNotNull().cast("long") - prev.isNotNull().cast("long")).alias("_dc"),
+        (_entry_hash(F.col("key"), F.col("value")) - _entry_hash(F.col("key"), prev)).alias("_ds"),
+    )
+    running = (
+        Window.partitionBy("store", "partition")
+        .orderBy("offset")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    states = deltas.select(
+        "store",
+        "partition",
+        "offset",
+        _digest(F.sum("_dc").over(running), F.sum("_ds").over(running)).alias("_state"),
+    )
+    s = F.broadcast(suspects.select("_init", "store", "partition", "checkpoint", "digest"))
+    return s.join(
+        states,
+        (s["store"] == states["store"])
+        & (s["partition"] == states["partition"])
+        & (states["offset"] > s["checkpoint"])
+        & (states["_state"] == s["digest"]),
+        "left_semi",
+    )
+
+
+def stale_inits(frames: Frames) -> DataFrame:
+    """Inits whose store is no committed prefix of its changelog reaching the checkpoint.
+    Collected and re-parallelised in between: the second pass is only for the few
+    suspects and must not re-run the first."""
+    init = inits(frames)
+    suspects = exact_mismatches(frames, init).localCheckpoint(eager=True)
+    if suspects.isEmpty():
+        return suspects
+    fine = ahead_on_committed_prefix(frames, suspects).select("_init")
+    return suspects.join(fine, "_init", "left_anti")

@@ -1,0 +1,154 @@
+"""The ledger's committed history as one row per event: what every event-level and
+balance check reads.
+
+Definitions (DESIGN.md section 6, issue 5):
+- committed input: input records below the group's committed offset of their partition
+  (no commit for a partition: nothing of it is committed);
+- committed output: outputs whose input position (in_partition, in_offset) is committed;
+- an event is (account, event id): the client re-sends an event with its account, so all
+  occurrences of an event id sit in its account's partition. Its first occurrence is the
+  lowest (partition, offset); that one must produce exactly one output;
+- expected balance at a first occurrence: the sum of the amounts of the account's first
+  occurrences up to and including it (re-sends add nothing).
+
+Columns of the view:
+  account, event_id
+  partition, offset, sent_ms, amount  first committed occurrence (null: none)
+  occurrences                         committed input records of the event
+  expected                            expected balance there (null: no occurrence)
+  outputs                             committed outputs of the event (0: none)
+  out_partition, out_offset, in_partition, in_offset, balance, out_amount,
+  global_version                      its first output: lowest output (partition,
+                                      offset); null if none
+
+Cost: committed input and output records are shuffled once, together, by account; one
+hash aggregation per (account, event id) finds each event's first occurrence and first
+output (positions packed into longs so min/min_by stay hash-based), and one sort per
+account orders first occurrences for the running sum. Window functions over every record
+and joins between input and output cost about three times as much.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+
+def _partitions(df: DataFrame) -> int:
+    return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 8)
+
+
+def _limit(offsets: DataFrame) -> DataFrame:
+    return F.broadcast(
+        offsets.select(
+            F.col("partition").alias("_cp"),
+            F.coalesce(F.col("committed"), F.lit(0)).alias("_committed"),
+        )
+    )
+
+
+def committed_input(input_: DataFrame, offsets: DataFrame) -> DataFrame:
+    limit = _limit(offsets)
+    return (
+        input_.join(limit, input_["partition"] == limit["_cp"])
+        .where(F.col("offset") < F.col("_committed"))
+        .drop("_cp", "_committed")
+    )
+
+
+def committed_output(output: DataFrame, offsets: DataFrame) -> DataFrame:
+    limit = _limit(offsets)
+    return (
+        output.join(limit, output["in_partition"] == limit["_cp"])
+        .where(F.col("in_offset") < F.col("_committed"))
+        .drop("_cp", "_committed")
+    )
+
+
+_POS_BITS = 40  # offsets stay below 2**40; partitions below 2**23
+_MASK = (1 << _POS_BITS) - 1
+
+
+def _pos(partition: str, offset: str) -> Column:
+    """(partition, offset) as one long with the same order: min() and min_by() over a
+    long keep the aggregation hash-based (a struct would force a sort)."""
+    return F.shiftleft(F.col(partition).cast("long"), _POS_BITS) + F.col(offset)
+
+
+def events_view(input_: DataFrame, output: DataFrame, offsets: DataFrame) -> DataFrame:
+    n = _partitions(input_)
+    null = F.lit(None)
+    ins = committed_input(input_, offsets).select(
+        "account",
+        "event_id",
+        _pos("partition", "offset").alias("_in"),
+        null.cast("long").alias("_out"),
+        F.col("timestamp_ms").alias("_ts"),
+        F.col("amount").alias("_amount"),
+        null.cast("int").alias("_in_partition"),
+        null.cast("long").alias("_in_offset"),
+        null.cast("long").alias("_balance"),
+        null.cast("long").alias("_out_amount"),
+        null.cast("long").alias("_version"),
+    )
+    outs = committed_output(output, offsets).select(
+        "account",
+        "event_id",
+        null.cast("long").alias("_in"),
+        _pos("partition", "offset").alias("_out"),
+        null.cast("long").alias("_ts"),
+        null.cast("long").alias("_amount"),
+        F.col("in_partition").alias("_in_partition"),
+        F.col("in_offset").alias("_in_offset"),
+        F.col("balance").alias("_balance"),
+        F.col("amount").alias("_out_amount"),
+        F.col("global_version").alias("_version"),
+    )
+    # One shuffle of input and output together; min_by skips rows whose ordering is null,
+    # so each side's fields come from its own lowest position.
+    grouped = (
+        ins.unionByName(outs)
+        .repartition(n, "account")
+        .groupBy("account", "event_id")
+        .agg(
+            F.min("_in").alias("_first"),
+            F.count("_in").alias("occurrences"),
+            F.min_by("_ts", "_in").alias("sent_ms"),
+            F.min_by("_amount", "_in").alias("amount"),
+            F.min("_out").alias("_first_out"),
+            F.count("_out").alias("outputs"),
+            F.min_by("_in_partition", "_out").alias("in_partition"),
+            F.min_by("_in_offset", "_out").alias("in_offset"),
+            F.min_by("_balance", "_out").alias("balance"),
+            F.min_by("_out_amount", "_out").alias("out_amount"),
+            F.min_by("_version", "_out").alias("global_version"),
+        )
+    )
+    view = grouped.select(
+        "account",
+        "event_id",
+        F.shiftright("_first", _POS_BITS).cast("int").alias("partition"),
+        F.col("_first").bitwiseAND(F.lit(_MASK)).alias("offset"),
+        "sent_ms",
+        "amount",
+        "occurrences",
+        "outputs",
+        F.shiftright("_first_out", _POS_BITS).cast("int").alias("out_partition"),
+        F.col("_first_out").bitwiseAND(F.lit(_MASK)).alias("out_offset"),
+        "in_partition",
+        "in_offset",
+        "balance",
+        "out_amount",
+        "global_version",
+        "_first",
+    )
+    # ROWS frame: positions are unique per first occurrence; cheaper than RANGE. Output-
+    # only rows (no committed occurrence) sort last and get no expected balance.
+    running = (
+        Window.partitionBy("account")
+        .orderBy(F.col("_first").asc_nulls_last())
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    return view.withColumn(
+        "expected", F.when(F.col("_first").isNotNull(), F.sum("amount").over(running))
+    ).drop("_first")
