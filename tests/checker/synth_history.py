@@ -50,6 +50,9 @@ class Params:
     updates: int = 2  # account version bumps during the run
     uncommitted_tail: int = 2  # input records past the committed offset, per partition
     guarantee: str = EXACTLY_ONCE_V2
+    # Stores found ahead of their checkpoint at init (committed data flushed after the
+    # checkpoint was written, as a killed standby leaves it): valid, must not be flagged.
+    store_ahead: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,20 @@ def generate(params: Params) -> History:
             )
         )
         traces.append(trace(T0_MS * 1_000_000 - 9, 100, "task-running", t))
+    # The global thread's init: its store is not a changelog partition; never judged here.
+    traces.append(
+        trace(
+            T0_MS * 1_000_000 - 20,
+            100,
+            "task-init",
+            "global",
+            kind="global",
+            store="accounts",
+            checkpoint=len(accounts_rows) - 1,
+            digest="1:12345",
+            entries=1,
+        )
+    )
     restart_at = params.events // 2
 
     for i in range(params.events):
@@ -274,6 +291,30 @@ def generate(params: Params) -> History:
         "stale_global_bound_s": BOUND_S,
     }
     return History(params, inputs, outputs, changelog, accounts_rows, offsets, traces, ops, meta)
+
+
+def _ahead(t: dict, changelog: Rows, rnd: random.Random) -> dict:
+    """Re-state a task-init's digest as the replay up to a later committed offset."""
+    data = json.loads(t["data"])
+    if t["event"] != "task-init" or data.get("checkpoint") is None:
+        return t
+    part = int(t["task"].split("_")[1])
+    log = [r for r in changelog if r["store"] == data["store"] and r["partition"] == part]
+    later = [r["offset"] for r in log if r["offset"] > data["checkpoint"]]
+    if not later:
+        return t
+    upto = rnd.choice(later)
+    state: dict[str, str] = {}
+    for r in sorted(log, key=lambda r: r["offset"]):
+        if r["offset"] > upto:
+            break
+        if r["value"] is None:
+            state.pop(r["key"], None)
+        else:
+            state[r["key"]] = r["value"]
+    data["digest"] = store_digest(state.items())
+    data["entries"] = len(state)
+    return {**t, "data": json.dumps(data)}
 
 
 def _joined_version(

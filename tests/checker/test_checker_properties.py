@@ -34,6 +34,7 @@ params = st.builds(
     updates=st.integers(0, 4),
     uncommitted_tail=st.integers(0, 2),
     guarantee=st.sampled_from([EXACTLY_ONCE_V2, AT_LEAST_ONCE]),
+    store_ahead=st.booleans(),
 )
 
 
@@ -50,7 +51,7 @@ def judge(spark: SparkSession, history: History) -> dict[str, Any]:
         return check_history(history.write(Path(tmp) / "history"), spark=spark)
 
 
-@spark_settings(8)
+@spark_settings(6)
 @given(p=params)
 def test_valid_history_is_valid(spark: SparkSession, p: Params) -> None:
     doc = judge(spark, generate(p))
@@ -61,7 +62,7 @@ def test_valid_history_is_valid(spark: SparkSession, p: Params) -> None:
     assert doc["anomaly_counts"] == {}
 
 
-@spark_settings(24)
+@spark_settings(18)
 @given(p=params, kind=st.sampled_from(sorted(INJECTORS)), pick=st.integers(0, 2**32 - 1))
 def test_injected_anomaly_is_named_with_its_records(
     spark: SparkSession, p: Params, kind: str, pick: int
