@@ -13,6 +13,7 @@ CONDITIONS = (
     "restored",  # the pod's trace shows a restore-end after the step was armed
     "checkpoint-in-running",  # a .checkpoint file sits in a RUNNING exactly-once task dir
     "commits",  # `count` transaction commits by the pod after the step was armed
+    "flushed-in-txn",  # a memtable flush persisted writes of a still-open transaction
 )
 
 

@@ -64,6 +64,30 @@ class TraceWatcher:
         app_dir = self.platform.volume(pod) / self.application_id
         return any((app_dir / task / ".checkpoint").exists() for task in self.running_tasks(pod))
 
+    def flushed_in_transaction(self, pod: str) -> bool:
+        """A RUNNING task's store has an SST file written after the pod's last commit: a
+        memtable flush persisted writes of a transaction that is still open."""
+        events = self.events(pod)
+        if not events:
+            return False
+        pid = events[-1].get("pid")
+        last_commit = max(
+            (e.get("ts_ns", 0) for e in events
+             if e.get("pid") == pid and e.get("event") in ("txn-commit", "task-running")),
+            default=None,
+        )
+        if last_commit is None:
+            return False
+        app_dir = self.platform.volume(pod) / self.application_id
+        for task in self.running_tasks(pod):
+            for sst in (app_dir / task).glob("*/*.sst"):
+                try:
+                    if sst.stat().st_mtime_ns > last_commit:
+                        return True
+                except FileNotFoundError:
+                    continue  # compacted away while we looked
+        return False
+
     def holds(self, condition: str, pod: str, since_ns: int, count: int) -> bool:
         if condition == "restored":
             return self.count(pod, ("restore-end",), since_ns) >= count
@@ -71,6 +95,8 @@ class TraceWatcher:
             return self.count(pod, ("txn-commit", "commit"), since_ns) >= count
         if condition == "checkpoint-in-running":
             return self.checkpoint_in_running(pod)
+        if condition == "flushed-in-txn":
+            return self.flushed_in_transaction(pod)
         raise ValueError(f"unknown trigger condition {condition!r}")
 
     @staticmethod

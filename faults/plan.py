@@ -131,12 +131,16 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
 
 
 def _kafka_20685(b: _Builder) -> dict[str, object]:
-    """Kill pod-0 again and again while RUNNING after a few commits: a restore-time
+    """SIGKILL pod-0 again and again at the moment a memtable flush has persisted writes of
+    a still-open transaction (long transactions, small write buffers): a restore-time
     checkpoint left in place is then trusted over a store holding aborted writes."""
-    for at in b.times(7, 10):
-        b.add("kill", pod_name(0), Trigger(at, "commits", count=6, timeout_s=10),
+    for at in b.times(8, 11):
+        b.add("kill", pod_name(0), Trigger(at, "flushed-in-txn", timeout_s=10),
               heal_after_s=b.r(1, 2))
-    return {"pods": 1, "threads": 2, "guarantee": "exactly_once_v2"}
+    # One partition takes the whole rate, so its memtables fill (and flush) within one
+    # long transaction; RocksDB rounds tiny write buffers up, hence the rate.
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "exactly_once_v2",
+            "rate": 300.0, "commit_interval_ms": 5000, "write_buffer_bytes": 8192}
 
 
 def _kafka_7672(b: _Builder) -> dict[str, object]:
