@@ -56,8 +56,9 @@ def inits(frames: Frames) -> DataFrame:
             "task",
             trace_field("kind").alias("kind"),
             trace_field("store").alias("store"),
-            F.split("task", "_").getItem(1).cast("int").alias("partition"),
-            trace_field("checkpoint").cast("bigint").alias("checkpoint"),
+            # try_cast: Spark 4 runs ANSI SQL, where a bad cast would fail the whole check
+            F.regexp_extract("task", r"_(\d+)$", 1).try_cast("int").alias("partition"),
+            trace_field("checkpoint").try_cast("bigint").alias("checkpoint"),
             trace_field("digest").alias("digest"),
         )
         .withColumn("_init", F.concat_ws("|", "pod", "pid", "ts_ns", "store", "task"))

@@ -30,8 +30,9 @@ def _skips(frames: Frames) -> DataFrame:
     return (
         frames.traces.where(F.col("event") == "dedup-skip")
         .select(
-            trace_field("partition").cast("int").alias("partition"),
-            trace_field("offset").cast("bigint").alias("offset"),
+            # try_cast: under ANSI SQL one malformed trace line must not fail the check
+            trace_field("partition").try_cast("int").alias("partition"),
+            trace_field("offset").try_cast("bigint").alias("offset"),
         )
         .distinct()
     )
