@@ -1,0 +1,97 @@
+"""Where a run's time goes, and how long recovery takes after each fault kind.
+
+    .venv/bin/python bench/bench_faults.py [--kinds kill,stop,...] [--default-run]
+
+For each fault kind: one short run on the fixed worker whose plan is that single fault at
+t=6 s; printed are the time from the fault's end (heal) until every pod is RUNNING again,
+and the drain time (committed offsets reach the input's end) after the load stops.
+With --default-run: the default 60 s run (profile `all`), phase by phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from faults.model import Plan, Step, Trigger
+from harness.run.config import resolve
+from harness.run.lifecycle import Run
+
+SINGLE_FAULTS: dict[str, Step] = {
+    "kill": Step(0, "kill", "pod-0", Trigger(6.0), heal_after_s=2.0),
+    "stop": Step(0, "stop", "pod-0", Trigger(6.0), heal_after_s=2.0),
+    "pause": Step(0, "pause", "pod-0", Trigger(6.0), heal_after_s=10.0),
+    "move-with-volume": Step(0, "move", "pod-0", Trigger(6.0), {"keep_volume": True}),
+    "move-empty": Step(0, "move", "pod-0", Trigger(6.0), {"keep_volume": False}),
+    "scale-out": Step(0, "scale-out", "pod-2", Trigger(6.0), heal_after_s=6.0),
+    "delay-checkpoint": Step(0, "delay-checkpoint", "pod-0", Trigger(6.0), {"ms": 3000},
+                             heal_after_s=6.0),
+    "truncate-global": Step(0, "truncate-global", "pod-0", Trigger(6.0)),
+}
+console = Console()
+
+
+def recovery_seconds(run_dir: Path) -> float | None:
+    """From the fault's end op to the last pod trace event saying RUNNING after it."""
+    ops = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+    ends = [o["time_ns"] for o in ops if o["process"] == "nemesis" and o["value"]["phase"] == "end"]
+    if not ends:
+        return None
+    healed = ends[0]
+    running = []
+    for trace in (run_dir / "pods").glob("*/trace.jsonl"):
+        times = [e["ts_ns"] for e in map(json.loads, trace.read_text().splitlines())
+                 if e.get("event") == "client-state" and e.get("to") == "RUNNING"
+                 and e["ts_ns"] >= healed]
+        if times:
+            running.append(min(times))
+    return round((max(running) - healed) / 1e9, 2) if running else 0.0
+
+
+def one(kind: str, step: Step, root: Path) -> dict[str, Any]:
+    config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7})
+    outcome = Run(config, root, Plan(7, f"bench-{kind}", (step,))).execute()
+    info = json.loads((outcome.run_dir / "run.json").read_text())
+    return {"kind": kind, "verdict": outcome.verdict,
+            "recovery_s": recovery_seconds(outcome.run_dir),
+            "drain_s": info["timings"].get("drain_s"), "timings": info["timings"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kinds", default=",".join(SINGLE_FAULTS))
+    parser.add_argument("--default-run", action="store_true")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="kchaos-bench-faults-"))
+    console.print(f"kchaos fault bench: run folders under {root}")
+    if args.default_run:
+        started = time.monotonic()
+        outcome = Run(resolve({}), root).execute()
+        wall = time.monotonic() - started
+        timings = json.loads((outcome.run_dir / "run.json").read_text())["timings"]
+        table = Table(title=f"default run (60 s, profile all): {wall:.0f} s start to verdict")
+        table.add_column("phase")
+        table.add_column("seconds", justify="right")
+        for phase, seconds in timings.items():
+            table.add_row(phase.removesuffix("_s"), f"{seconds:.1f}")
+        console.print(table)
+        console.print(f"verdict: {outcome.verdict}")
+    table = Table(title="recovery after one fault (1 pod of 2 hit, 2 threads, 100 events/s)")
+    for column in ("fault", "verdict", "heal -> all RUNNING (s)", "drain after load (s)"):
+        table.add_column(column)
+    for kind in args.kinds.split(","):
+        row = one(kind, SINGLE_FAULTS[kind], root)
+        table.add_row(kind, str(row["verdict"]), str(row["recovery_s"]), str(row["drain_s"]))
+        console.print(f"{kind}: {row}")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
