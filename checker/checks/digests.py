@@ -32,6 +32,18 @@ def _entry_hash(key: Column, value: Column) -> Column:
     )
 
 
+def _hashed(log: DataFrame) -> DataFrame:
+    """Entry hashes computed before the shuffle: the value string need not travel."""
+    return log.select(
+        "store",
+        "partition",
+        "offset",
+        "key",
+        F.col("value").isNotNull().alias("_live"),
+        _entry_hash(F.col("key"), F.col("value")).alias("_hash"),
+    )
+
+
 def _digest(count: Column, total: Column) -> Column:
     return F.concat_ws(
         ":",
@@ -54,7 +66,7 @@ def inits(frames: Frames) -> DataFrame:
             "pid",
             "ts_ns",
             "task",
-            trace_field("kind").alias("kind"),
+            trace_field("kind").alias("task_kind"),
             trace_field("store").alias("store"),
             # try_cast: Spark 4 runs ANSI SQL, where a bad cast would fail the whole check
             F.regexp_extract("task", r"_(\d+)$", 1).try_cast("int").alias("partition"),
@@ -69,18 +81,14 @@ def exact_mismatches(frames: Frames, init: DataFrame) -> DataFrame:
     """Inits whose digest differs from the replay up to and including their checkpoint."""
     # Only store partitions some init trusted, and only up to the last offset trusted.
     reach = F.broadcast(init.groupBy("store", "partition").agg(F.max("checkpoint").alias("_r")))
-    log = frames.changelog.join(reach, ["store", "partition"]).where(F.col("offset") <= F.col("_r"))
+    log = _hashed(
+        frames.changelog.join(reach, ["store", "partition"]).where(F.col("offset") <= F.col("_r"))
+    )
     by_key = Window.partitionBy("store", "partition", "key").orderBy("offset")
     alive = (
         log.withColumn("_next", F.lead("offset").over(by_key))
-        .where(F.col("value").isNotNull())
-        .select(
-            "store",
-            "partition",
-            "offset",
-            "_next",
-            _entry_hash(F.col("key"), F.col("value")).alias("_hash"),
-        )
+        .where(F.col("_live"))
+        .select("store", "partition", "offset", "_next", "_hash")
     )
     marks = F.broadcast(init.select("store", "partition", "checkpoint", "_init"))
     held = alive.join(
@@ -105,15 +113,16 @@ def ahead_on_committed_prefix(frames: Frames, suspects: DataFrame) -> DataFrame:
     """The suspects whose digest equals the replay up to some offset after their
     checkpoint (store ahead of its checkpoint, committed data only)."""
     parts = F.broadcast(suspects.select("store", "partition").distinct())
-    log = frames.changelog.join(parts, ["store", "partition"])
+    log = _hashed(frames.changelog.join(parts, ["store", "partition"]))
     by_key = Window.partitionBy("store", "partition", "key").orderBy("offset")
-    prev = F.lag("value").over(by_key)
+    prev_live = F.coalesce(F.lag("_live").over(by_key), F.lit(False))
+    prev_hash = F.coalesce(F.lag("_hash").over(by_key), F.lit(0))
     deltas = log.select(
         "store",
         "partition",
         "offset",
-        (F.col("value").isNotNull().cast("long") - prev.isNotNull().cast("long")).alias("_dc"),
-        (_entry_hash(F.col("key"), F.col("value")) - _entry_hash(F.col("key"), prev)).alias("_ds"),
+        (F.col("_live").cast("long") - prev_live.cast("long")).alias("_dc"),
+        (F.col("_hash") - prev_hash).alias("_ds"),
     )
     running = (
         Window.partitionBy("store", "partition")
