@@ -22,6 +22,10 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+# PySpark's gateway counts as a shell: Spark would reset the level to that logger's (WARN
+# by default) and announce it on stderr; pinning it to the root level keeps both quiet.
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 """
 
 DEFAULT_DRIVER_MEMORY = "4g"
