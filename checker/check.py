@@ -44,15 +44,32 @@ def run_checks(
     return results, seconds
 
 
+def incomplete_collection(meta: Meta) -> str | None:
+    """Why the collected history cannot be trusted to be whole, if it cannot."""
+    coll = meta.raw.get("collection") or {}
+    parts = {k: v for k, v in (coll.get("incomplete") or {}).items() if v}
+    if parts:
+        return f"topics not read to their end offsets: {parts}"
+    return None
+
+
 def results_document(
-    results: Mapping[str, CheckResult], figures: Mapping[str, Any]
+    results: Mapping[str, CheckResult],
+    figures: Mapping[str, Any],
+    incomplete: str | None = None,
 ) -> dict[str, Any]:
-    return {
-        "verdict": compose(r.valid for r in results.values()),
+    verdict = compose(r.valid for r in results.values())
+    doc: dict[str, Any] = {
+        # A history missing records can show anomalies that are not there, or hide them:
+        # like Jepsen, such a run is undecided whatever the checks found.
+        "verdict": "unknown" if incomplete else verdict,
         "checks": {name: r.to_json() for name, r in results.items()},
         "anomaly_counts": {name: r.count for name, r in results.items() if r.count},
         "figures": dict(figures),
     }
+    if incomplete:
+        doc["incomplete"] = incomplete
+    return doc
 
 
 def check_history(
@@ -94,7 +111,7 @@ def check_history(
     figures["total_s"] = round(total, 3)
     if figures.get("events"):
         figures["events_per_s"] = round(figures["events"] / total, 1)
-    return results_document(results, figures)
+    return results_document(results, figures, incomplete_collection(meta))
 
 
 def check_run(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from checker.__main__ import main
-from checker.check import check_history, results_document, run_checks
+from checker.check import check_history, incomplete_collection, results_document, run_checks
 from checker.meta import DEFAULT_STALE_GLOBAL_BOUND_S, Meta
 from checker.model import UNKNOWN, CheckResult, compose
 
@@ -59,3 +59,15 @@ def test_unreadable_history_is_unknown_not_a_crash(tmp_path: Path) -> None:
 def test_cli_rejects_a_folder_without_history(tmp_path: Path) -> None:
     assert main([str(tmp_path)]) == 254
     assert main(["--no-such-flag"]) == 254
+
+
+def test_incomplete_collection_makes_the_verdict_unknown() -> None:
+    meta = Meta.from_json(
+        {"guarantee": "exactly_once_v2", "collection": {"incomplete": {"ledger-output": [1]}}}
+    )
+    results = {"a": CheckResult(valid=True), "b": CheckResult(valid=False, count=3)}
+    doc = results_document(results, {}, incomplete_collection(meta))
+    assert doc["verdict"] == UNKNOWN and "ledger-output" in doc["incomplete"]
+    assert doc["anomaly_counts"] == {"b": 3}
+    whole = Meta.from_json({"guarantee": "x", "collection": {"incomplete": {}}})
+    assert incomplete_collection(whole) is None
