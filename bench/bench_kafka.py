@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.record import util as record_util
 from rich.console import Console
@@ -32,7 +33,6 @@ from rich.table import Table
 from harness.kafka.cluster import KafkaCluster
 from harness.kafka.jars import kafka_libs, kafka_version
 from harness.procs import ProcessRegistry
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 VALUE = b"x" * 1024
 PARTITIONS = 4

@@ -20,9 +20,9 @@ import time
 import uuid
 from pathlib import Path
 
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from workloads.ledger.contract import Event, account_name
 from workloads.worker.trace import read_trace
 

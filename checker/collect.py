@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kafka import KafkaAdminClient
 from kafka.consumer.fetcher import ConsumerRecord
 
 from checker.jsonl import history_to_parquet, traces_to_parquet
@@ -22,7 +23,6 @@ from checker.kafka_read import TopicRead, read_topic
 from checker.parquet_sink import ParquetSink
 from checker.records import account_row, changelog_row, input_row, output_row
 from checker.schema import ACCOUNTS, CHANGELOG, INPUT, META_FILE, OFFSETS, OUTPUT
-from kafka import KafkaAdminClient
 from workloads.ledger.contract import (
     ACCOUNTS_TOPIC,
     INPUT_TOPIC,

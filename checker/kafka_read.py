@@ -12,9 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kafka.consumer.fetcher import ConsumerRecord
-
 from kafka import KafkaConsumer, TopicPartition
+from kafka.consumer.fetcher import ConsumerRecord
 
 POLL_MS = 500
 # No progress for this long while short of the end offsets: give up on the partition

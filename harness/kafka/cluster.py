@@ -18,12 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
 from harness.errors import HarnessError, UsageError
 from harness.kafka.jars import LOG4J_CONFIG, classpath, kafka_libs, kafka_version, require_java
 from harness.procs import ProcessRegistry
-from kafka import KafkaAdminClient
 
 CLUSTER_FILE = "cluster.json"
 READY_TIMEOUT_S = 90.0

@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import time
 
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from workloads.ledger.contract import ACCOUNTS_TOPIC, INPUT_TOPIC, OUTPUT_TOPIC
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 from pyspark.sql import SparkSession
 
 from checker.check import check_history
 from checker.collect import TopicNames, collect
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from workloads.ledger.contract import (
     Account,
     Event,

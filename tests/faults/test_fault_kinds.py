@@ -10,6 +10,7 @@ from typing import Any
 
 import psutil
 import pytest
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 
 from faults.kinds import FAULT_KINDS, FaultContext
@@ -18,7 +19,6 @@ from faults.observe import TraceWatcher
 from harness.platforms.base import WorkerConfig
 from harness.platforms.local import LocalPlatform
 from harness.procs import ProcessRegistry
-from kafka import KafkaAdminClient, KafkaProducer
 from workloads.ledger.accounts import AccountsWriter
 from workloads.ledger.contract import Event, account_name
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
 from harness.kafka.cluster import CLUSTER_FILE, KafkaCluster
 from harness.procs import ProcessRegistry, is_same_process, load_records
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
 pytestmark = pytest.mark.kafka
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
-
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
 pytestmark = pytest.mark.kafka
 

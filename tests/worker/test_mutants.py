@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import wait_until
+from kafka import KafkaConsumer, TopicPartition
 from worker_io import inputs, outputs, verdict
 
-from kafka import KafkaConsumer, TopicPartition
 from workloads.ledger.contract import Event, account_name
 
 pytestmark = pytest.mark.kafka

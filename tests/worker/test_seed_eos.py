@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import wait_until
+from kafka import KafkaAdminClient, TopicPartition
 from worker_io import inputs, outputs, verdict
 
-from kafka import KafkaAdminClient, TopicPartition
 from workloads.ledger.contract import account_name
 from workloads.worker.checkpoint import read_checkpoint
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka import KafkaProducer
+
 from workloads.ledger.contract import ACCOUNTS_TOPIC, Account, account_name
 
 TIERS = ("basic", "silver", "gold")

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import kafka.errors as Errors
-
 from kafka import KafkaProducer
+
 from workloads.ledger.contract import INPUT_TOPIC, Event, account_name
 
 OnOp = Callable[[str, str, dict[str, Any]], None]  # (type, f, value)

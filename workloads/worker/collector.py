@@ -4,9 +4,8 @@ so tasks can checkpoint them after a successful commit (Kafka Streams' RecordCol
 
 from __future__ import annotations
 
-from kafka.producer.future import FutureRecordMetadata
-
 from kafka import KafkaProducer
+from kafka.producer.future import FutureRecordMetadata
 
 
 class RecordCollector:

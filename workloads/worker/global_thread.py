@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 
 import kafka.errors as Errors
-
 from kafka import KafkaConsumer, TopicPartition
+
 from workloads.ledger.contract import Account
 from workloads.worker import bugs
 from workloads.worker.checkpoint import (

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import kafka.errors as Errors
+from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 
-from kafka import KafkaConsumer, TopicPartition
 from workloads.worker import bugs
 from workloads.worker.config import WorkerConfig
 from workloads.worker.trace import Tracer

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
+from kafka import TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 
-from kafka import TopicPartition
 from workloads.ledger import processor
 from workloads.ledger.contract import Event, task_partition
 from workloads.worker import bugs

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kafka import TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 
-from kafka import TopicPartition
 from workloads.ledger.contract import task_partition
 from workloads.worker import bugs
 from workloads.worker.checkpoint import Offsets, offsets_for_trace, read_checkpoint

@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 
 import kafka.errors as Errors
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 from kafka.structs import ConsumerGroupMetadata, MemberState, OffsetAndMetadata
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from workloads.ledger.contract import task_id
 from workloads.worker import bugs
 from workloads.worker.assignor import StreamsAssignor, Subscription

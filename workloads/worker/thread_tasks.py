@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafka import TopicPartition
+
 from workloads.worker import bugs
 from workloads.worker.config import WorkerConfig
 from workloads.worker.control import ControlFile
