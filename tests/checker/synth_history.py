@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from synth_variants import joined_version, store_ahead
 
 from checker.meta import AT_LEAST_ONCE, EXACTLY_ONCE_V2
 from checker.schema import HISTORY_FILES, META_FILE
@@ -253,7 +254,7 @@ def generate(params: Params) -> History:
         seen[part.p].append(rec)
         bal = balances.get(event["account"], 0) + event["amount"]
         balances[event["account"]] = bal
-        gver = _joined_version(versions.get(event["account"], []), sent, bound_ms, rnd)
+        gver = joined_version(versions.get(event["account"], []), sent, bound_ms, rnd)
         outputs.append(
             {
                 "partition": part.p,
@@ -281,6 +282,8 @@ def generate(params: Params) -> History:
     _uncommitted_tail(params, parts, inputs, outputs, rnd)
     for row, part in zip(offsets, parts, strict=True):
         row["end"] = part.next_in
+    if params.store_ahead:
+        traces = [store_ahead(t, changelog, rnd) for t in traces]
     meta = {
         "guarantee": params.guarantee,
         "partitions": params.partitions,
@@ -291,42 +294,6 @@ def generate(params: Params) -> History:
         "stale_global_bound_s": BOUND_S,
     }
     return History(params, inputs, outputs, changelog, accounts_rows, offsets, traces, ops, meta)
-
-
-def _ahead(t: dict, changelog: Rows, rnd: random.Random) -> dict:
-    """Re-state a task-init's digest as the replay up to a later committed offset."""
-    data = json.loads(t["data"])
-    if t["event"] != "task-init" or data.get("checkpoint") is None:
-        return t
-    part = int(t["task"].split("_")[1])
-    log = [r for r in changelog if r["store"] == data["store"] and r["partition"] == part]
-    later = [r["offset"] for r in log if r["offset"] > data["checkpoint"]]
-    if not later:
-        return t
-    upto = rnd.choice(later)
-    state: dict[str, str] = {}
-    for r in sorted(log, key=lambda r: r["offset"]):
-        if r["offset"] > upto:
-            break
-        if r["value"] is None:
-            state.pop(r["key"], None)
-        else:
-            state[r["key"]] = r["value"]
-    data["digest"] = store_digest(state.items())
-    data["entries"] = len(state)
-    return {**t, "data": json.dumps(data)}
-
-
-def _joined_version(
-    history: list[tuple[int, int]], sent: int, bound_ms: int, rnd: random.Random
-) -> int | None:
-    """A version the global thread may legitimately have had: any acknowledged before the
-    send, but none older than the newest acknowledged more than the bound before it."""
-    acked = [v for ts, v in history if ts < sent]
-    if not acked:
-        return None
-    floor = max([v for ts, v in history if ts + bound_ms < sent], default=acked[0])
-    return rnd.choice([v for v in acked if v >= floor])
 
 
 def _restart(
