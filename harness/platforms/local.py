@@ -9,7 +9,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+
+import psutil
 
 from harness.errors import UsageError
 from harness.platforms.base import WORKER_MODULE, Pod, WorkerConfig
@@ -109,12 +112,14 @@ class LocalPlatform:
         if pod.running and pod.pid is not None and not pod.paused:
             os.kill(pod.pid, signal.SIGSTOP)
             pod.paused = True
+            _wait_status(pod.pid, psutil.STATUS_STOPPED)  # signals land asynchronously
 
     def resume_pod(self, name: str) -> None:
         pod = self.pod(name)
         if pod.running and pod.pid is not None and pod.paused:
             os.kill(pod.pid, signal.SIGCONT)
             pod.paused = False
+            _wait_status(pod.pid, psutil.STATUS_STOPPED, until_not=True)
 
     def move_pod(self, name: str, node: str, keep_volume: bool) -> None:
         if node not in self._nodes:
@@ -176,3 +181,15 @@ class LocalPlatform:
             pod.running, pod.paused, pod.pid = False, False, None
             self._popens.pop(name, None)
             return pid
+
+
+def _wait_status(pid: int, status: str, until_not: bool = False, timeout_s: float = 5.0) -> None:
+    """Until the process is (or is no longer) in `status`, for at most `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if (psutil.Process(pid).status() == status) != until_not:
+                return
+        except psutil.Error:
+            return
+        time.sleep(0.01)
