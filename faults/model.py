@@ -8,12 +8,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Conditions a trigger can wait for, observed from the pod's trace and volume.
+# Conditions a trigger can wait for, observed from the pod's trace and volume; the last two
+# from every pod's trace, since KAFKA-8187 unfolds on one pod and the step that must follow
+# it acts on another (the owner of the active task).
 CONDITIONS = (
     "restored",  # the pod's trace shows a restore-end after the step was armed
     "checkpoint-in-running",  # a .checkpoint file sits in a RUNNING exactly-once task dir
     "commits",  # `count` transaction commits by the pod after the step was armed
     "flushed-in-txn",  # a memtable flush persisted writes of a still-open transaction
+    "contended",  # any pod: a standby failed to take its task-directory lock since armed
+    "cleaned",  # any pod: the cleaner deleted the directory of such a standby since armed
 )
 
 

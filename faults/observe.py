@@ -88,6 +88,37 @@ class TraceWatcher:
                     continue  # compacted away while we looked
         return False
 
+    def _all_events(self, since_ns: int) -> list[dict[str, Any]]:
+        """Every pod's trace events from `since_ns` on, in time order."""
+        self.refresh()
+        with self._lock:
+            events = [e for t in self._tails.values() for e in t.events
+                      if e.get("ts_ns", 0) >= since_ns]
+        return sorted(events, key=lambda e: e.get("ts_ns", 0))
+
+    def contended(self, since_ns: int) -> int:
+        """Standby lock failures in any pod since `since_ns`: a standby created while
+        another thread of its process still held the task directory (KAFKA-8187's first
+        step). The fixed worker traces them too (it retries the lock)."""
+        return sum(1 for e in self._all_events(since_ns)
+                   if e.get("event") == "lock-failed" and e.get("kind") == "standby")
+
+    def cleaned(self, since_ns: int) -> int:
+        """Cleaner deletions in any pod since `since_ns` of a task directory whose standby
+        (same process) failed to take the lock before: KAFKA-8187's forgotten standby, its
+        directory gone. The fixed worker retries and holds the lock, the cleaner leaves
+        the directory alone, and a step waiting for this fires at its timeout."""
+        contended: set[tuple[object, ...]] = set()
+        deleted = 0
+        for e in self._all_events(since_ns):
+            key = (e.get("pod"), e.get("pid"), e.get("task"))
+            if e.get("event") == "lock-failed" and e.get("kind") == "standby":
+                contended.add(key)
+            elif e.get("event") == "cleaner-delete" and key in contended:
+                contended.discard(key)
+                deleted += 1
+        return deleted
+
     def holds(self, condition: str, pod: str, since_ns: int, count: int) -> bool:
         if condition == "restored":
             return self.count(pod, ("restore-end",), since_ns) >= count
@@ -97,6 +128,10 @@ class TraceWatcher:
             return self.checkpoint_in_running(pod)
         if condition == "flushed-in-txn":
             return self.flushed_in_transaction(pod)
+        if condition == "contended":
+            return self.contended(since_ns) >= count
+        if condition == "cleaned":
+            return self.cleaned(since_ns) >= count
         raise ValueError(f"unknown trigger condition {condition!r}")
 
     @staticmethod

@@ -155,19 +155,52 @@ def _kafka_7672(b: _Builder) -> dict[str, object]:
 
 
 def _kafka_8187(b: _Builder) -> dict[str, object]:
-    """Standbys move between threads of one process while the old owner is slow to let go
-    (delayed checkpoint writes), the cleaner runs often, rebalances repeat, and actives
-    fail over to the process holding the standby."""
-    for pod in (0, 1):
-        b.add("delay-checkpoint", pod_name(pod), Trigger(2.0), ms=2500)
-    for at in b.times(6, 9):
-        if b.rng.random() < 0.5:
-            b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(3, 5))
-            b.spare += 1
-        else:
-            b.add("kill", pod_name(b.rng.randrange(2)), Trigger(at), heal_after_s=b.r(1, 3))
-    return {"pods": 2, "threads": 2, "standbys": 1, "cleaner_delay_ms": 1500,
-            "cleaner_interval_ms": 500}
+    """A standby moves between the two threads of pod-0 while the old owner is slow to let
+    go; its directory is cleaned; the active fails over onto that forgotten standby.
+
+    3 partitions, 2 threads per pod, standbys=1, pod-0 alone at the start. The assignor is
+    deterministic (workloads/worker/assignor.py), so the moves are known in advance once
+    the threads' previous tasks are: those of pod-0 depend on whether its two threads
+    joined the empty group together, so pod-0 is first killed and comes back while pod-1
+    joins, and rejoins that rebalance with no previous tasks.
+    1. pod-1 joins: pod-0 gets 0_0 (StreamThread-1) and 0_1 (StreamThread-2), pod-1 gets
+       0_2, whose standby goes to pod-0's StreamThread-1.
+    2. once pod-0 has restored, its checkpoints are slowed down and pod-2 joins: 0_1 moves
+       to pod-2 and the standby 0_2 from StreamThread-1 (stalled in slow checkpoint
+       writes, then closing it with one) to StreamThread-2 (standbys are spread over the
+       threads in task order), which creates it while StreamThread-1 still holds the task
+       directory: lock contention (`contended`), the standby's only lock attempt under
+       the bug. The delay then ends.
+    3. StreamThread-1 lets go; with no lock on it, the cleaner (cleaner_delay_ms 1500)
+       deletes the directory (`cleaned`). pod-1, owner of the active 0_2, is killed and
+       stays down past the session timeout (10 s: a static member back sooner gets its
+       tasks back without a rebalance); it is restarted at the end of the load.
+    4. The failover gives 0_2 to pod-0's least loaded thread, StreamThread-2: the standby
+       is closed there, writing the offsets it read at creation into the recreated, empty
+       directory, and the active trusts them (task-init with a checkpoint, entries 0).
+    The fixed worker retries the lock and hands a complete store over. It sees the same
+    contention, so the delay ends at the same moment; `cleaned` never holds and the kill
+    comes at its timeout, a little later than in a run with the bug.
+    Detection: a re-sent event from before the stale offset is processed again
+    (duplicate-output, wrong-balance); accounts not written between the stale offset and
+    the kill go back (lost-history; 200 accounts make such cold accounts likely). The
+    failover needs about 28 s of load (--time-limit 30 or more)."""
+    first, second = pod_name(b.spare), pod_name(b.spare + 1)
+    b.spare += 2
+    b.add("kill", pod_name(0), Trigger(0.0), heal_after_s=2.0)
+    b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
+    # Once pod-0 has been processing for ~1.5 s (its threads commit every 500 ms): the
+    # rebalance with it back is over and the standby 0_2 has read and checkpointed some
+    # history, which the delay would starve (an empty stale checkpoint is harmless).
+    settled = Trigger(1.0, "commits", count=6, timeout_s=10)
+    b.add("delay-checkpoint", pod_name(0), settled, ms=b.rng.choice([1000, 1500]))
+    b.add("scale-out", second, Trigger(1.0))  # right after the delay is in force
+    b.add("delay-checkpoint", pod_name(0), Trigger(1.0, "contended", timeout_s=14), ms=0)
+    # killed by 16 s at the latest: back within the session timeout, pod-1 would get its
+    # tasks back without a rebalance, and it is restarted when the load phase ends
+    b.add("kill", first, Trigger(1.0, "cleaned", timeout_s=15))
+    return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 3, "accounts": 400,
+            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 
 def _kip_406(b: _Builder) -> dict[str, object]:
