@@ -173,6 +173,20 @@ def test_delay_checkpoint_delays_the_write(fleet: Fleet) -> None:
     assert not fleet.events("pod-0", "checkpoint-delay", pid)
 
 
+def test_delay_checkpoint_for_some_reasons_leaves_the_others_alone(fleet: Fleet) -> None:
+    fleet.platform.add_pod("pod-0", "node-0")
+    pid = fleet.wait_running("pod-0")
+    fleet.produce(20)
+    fleet.wait_committed("pod-0", pid)
+    fleet.apply("delay-checkpoint", ms=800, reasons=["close"])
+    fleet.platform.stop_pod("pod-0")  # tasks write `suspend`, the global store `close`
+    delays = fleet.events("pod-0", "checkpoint-delay", pid)
+    reasons = {w["reason"] for w in fleet.events("pod-0", "checkpoint-write", pid)}
+    assert delays and {d["reason"] for d in delays} == {"close"}
+    assert "suspend" in reasons, reasons
+    fleet.heal("delay-checkpoint")
+
+
 def test_scale_out_adds_a_pod_and_heal_stops_it(fleet: Fleet) -> None:
     fleet.platform.add_pod("pod-0", "node-0")
     fleet.wait_running("pod-0")

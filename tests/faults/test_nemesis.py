@@ -113,7 +113,8 @@ def test_a_fault_still_in_force_at_the_end_is_healed_and_late_steps_skipped(
     ))
     nemesis, _ = _run(plan, platform, 0.4)
     assert [o.status for o in nemesis.outcomes] == ["healed", "skipped"]
-    assert json.loads(platform.control_path("pod-0").read_text()) == {"checkpoint_delay_ms": 0}
+    assert json.loads(platform.control_path("pod-0").read_text()) == {
+        "checkpoint_delay_ms": 0, "checkpoint_delay_reasons": []}
 
 
 def test_condition_trigger_waits_for_the_trace_then_fires(tmp_path: Path) -> None:

@@ -84,14 +84,26 @@ def test_store_wal_off_flush_and_digest(tmp_path: Path) -> None:
 def test_control_file_rereads_on_change_and_survives_garbage(tmp_path: Path) -> None:
     p = tmp_path / "control.json"
     c = ControlFile(p)
-    assert c.checkpoint_delay_ms() == 0
+    assert c.checkpoint_delay_ms("close") == 0
     p.write_text(json.dumps({"checkpoint_delay_ms": 250}))
-    assert c.checkpoint_delay_ms() == 250
+    assert c.checkpoint_delay_ms("close") == 250
     p.write_text("{not json")
-    assert c.checkpoint_delay_ms() == 250  # keeps the last good value
+    assert c.checkpoint_delay_ms("close") == 250  # keeps the last good value
     p.write_text(json.dumps({"checkpoint_delay_ms": 0, "other": 1}))
-    assert c.checkpoint_delay_ms() == 0
-    assert ControlFile(None).checkpoint_delay_ms() == 0
+    assert c.checkpoint_delay_ms("close") == 0
+    assert ControlFile(None).checkpoint_delay_ms("close") == 0
+
+
+def test_control_file_delays_only_the_listed_reasons(tmp_path: Path) -> None:
+    p = tmp_path / "control.json"
+    c = ControlFile(p)
+    p.write_text(json.dumps({"checkpoint_delay_ms": 300, "checkpoint_delay_reasons": ["close"]}))
+    assert c.checkpoint_delay_ms("close") == 300
+    assert c.checkpoint_delay_ms("standby-commit") == 0
+    p.write_text(json.dumps({"checkpoint_delay_ms": 300, "checkpoint_delay_reasons": []}))
+    assert c.checkpoint_delay_ms("standby-commit") == 300  # empty list: every write
+    p.unlink()
+    assert c.checkpoint_delay_ms("close") == 0
 
 
 def test_processor_dedups_and_accumulates() -> None:

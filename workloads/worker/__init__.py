@@ -5,7 +5,8 @@ state layout, the behaviour it reproduces, and the fault-injection hook:
 
 `--control-file FILE` is a JSON object written by the nemesis, re-read whenever its mtime
 changes; `{"checkpoint_delay_ms": N}` makes every checkpoint write sleep N ms first
-(traced as `checkpoint-delay`). Nothing else of the harness reaches the worker.
+(traced as `checkpoint-delay`), or only those for the reasons listed in
+`checkpoint_delay_reasons`. Nothing else of the harness reaches the worker.
 
 Bug switches (`--bugs`) are documented in one place, `bugs.py`.
 """

@@ -186,7 +186,7 @@ class GlobalStreamThread(threading.Thread):
         if not self.store.is_open:
             return
         self.store.flush()
-        delay = self.control.checkpoint_delay_ms()
+        delay = self.control.checkpoint_delay_ms(reason)
         if delay:
             self.tracer.emit(THREAD, "checkpoint-delay", task=TASK, delay_ms=delay, reason=reason)
             time.sleep(delay / 1000)

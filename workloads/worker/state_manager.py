@@ -138,7 +138,7 @@ class StateManager:
         `offsets` overrides the tracked positions (the KAFKA-8187 stale write-back)."""
         if not self.cfg.bug(bugs.CHECKPOINT_WITHOUT_FLUSH):
             self.flush()
-        delay = self.control.checkpoint_delay_ms()
+        delay = self.control.checkpoint_delay_ms(reason)
         if delay:
             self.emit("checkpoint-delay", delay_ms=delay, reason=reason)
             time.sleep(delay / 1000)
