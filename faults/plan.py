@@ -156,50 +156,57 @@ def _kafka_7672(b: _Builder) -> dict[str, object]:
 
 def _kafka_8187(b: _Builder) -> dict[str, object]:
     """A standby moves between the two threads of pod-0 while the old owner is slow to let
-    go; its directory is cleaned; the active fails over onto that forgotten standby.
+    go; the cleaner deletes its directory; a restart writes its creation-time checkpoint
+    into the empty directory; every active fails over to pod-0 and trusts it.
 
-    3 partitions, 2 threads per pod, standbys=1, pod-0 alone at the start. The assignor is
-    deterministic (workloads/worker/assignor.py), so the moves are known in advance once
-    the threads' previous tasks are: those of pod-0 depend on whether its two threads
-    joined the empty group together, so pod-0 is first killed and comes back while pod-1
-    joins, and rejoins that rebalance with no previous tasks.
-    1. pod-1 joins: pod-0 gets 0_0 (StreamThread-1) and 0_1 (StreamThread-2), pod-1 gets
-       0_2, whose standby goes to pod-0's StreamThread-1.
-    2. once pod-0 has restored, its checkpoints are slowed down and pod-2 joins: 0_1 moves
-       to pod-2 and the standby 0_2 from StreamThread-1 (stalled in slow checkpoint
-       writes, then closing it with one) to StreamThread-2 (standbys are spread over the
-       threads in task order), which creates it while StreamThread-1 still holds the task
-       directory: lock contention (`contended`), the standby's only lock attempt under
-       the bug. The delay then ends.
-    3. StreamThread-1 lets go; with no lock on it, the cleaner (cleaner_delay_ms 1500)
-       deletes the directory (`cleaned`). pod-1, owner of the active 0_2, is killed and
-       stays down past the session timeout (10 s: a static member back sooner gets its
-       tasks back without a rebalance); it is restarted at the end of the load.
-    4. The failover gives 0_2 to pod-0's least loaded thread, StreamThread-2: the standby
-       is closed there, writing the offsets it read at creation into the recreated, empty
-       directory, and the active trusts them (task-init with a checkpoint, entries 0).
-    The fixed worker retries the lock and hands a complete store over. It sees the same
-    contention, so the delay ends at the same moment; `cleaned` never holds and the kill
-    comes at its timeout, a little later than in a run with the bug.
+    7 partitions, 2 threads per pod, standbys=1, pod-0 alone at the start. The assignor is
+    deterministic (workloads/worker/assignor.py): whichever way pod-0's two threads
+    joined the empty group (together, or one first and taking every task), when pod-1
+    and then pod-2 join, pod-0's standbys 0_4 and 0_6 move from StreamThread-1 to
+    StreamThread-2 (standbys are spread over threads in task order).
+    1. pod-1 joins at once; pod-0's StreamThread-1 gets standbys (0_4, 0_6), which read
+       their changelogs for a few seconds.
+    2. pod-0's closing checkpoint writes are slowed down (only those: a slowed thread loop
+       would miss the next rebalance) and pod-2 joins. StreamThread-1, closing 0_4 and
+       then 0_6 with slow checkpoint writes, still holds 0_6's directory when
+       StreamThread-2 creates the standby: lock contention (`contended`), the standby's
+       only lock attempt under the bug. The delay then ends.
+    3. StreamThread-1 lets go and the cleaner (cleaner_delay_ms 1500) deletes the
+       directory nobody holds (`cleaned`). pod-1 and pod-2 are killed: every active will
+       fail over to pod-0 once their sessions time out (10 s; restarted sooner, static
+       members would get their tasks back without a rebalance), so which task and which
+       thread does not matter. pod-0 is stopped and restarted at once: closing the
+       forgotten standby writes the offsets read at creation into the recreated, empty
+       directory; the restarted process trusts them (task-init with a checkpoint,
+       entries 0: stale-checkpoint) and restores only what follows.
+    4. The failover makes that store active: history before the stale offset is gone.
+    The fixed worker retries the lock and checkpoints a complete store. It sees the same
+    contention, so the delay ends at the same moment; `cleaned` never holds and the kills
+    come at their deadline, a moment later than in a run with the bug.
     Detection: a re-sent event from before the stale offset is processed again
     (duplicate-output, wrong-balance); accounts not written between the stale offset and
-    the kill go back (lost-history; 200 accounts make such cold accounts likely). The
-    failover needs about 28 s of load (--time-limit 30 or more)."""
+    the kill go back (lost-history; 400 accounts make such cold accounts likely). The
+    sequence to the kills takes 9-14 s, the failover another 11 s, and some load must
+    follow it: use --time-limit 40 or more."""
     first, second = pod_name(b.spare), pod_name(b.spare + 1)
     b.spare += 2
-    b.add("kill", pod_name(0), Trigger(0.0), heal_after_s=2.0)
     b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
-    # Once pod-0 has been processing for ~1.5 s (its threads commit every 500 ms): the
-    # rebalance with it back is over and the standby 0_2 has read and checkpointed some
-    # history, which the delay would starve (an empty stale checkpoint is harmless).
-    settled = Trigger(1.0, "commits", count=6, timeout_s=10)
-    b.add("delay-checkpoint", pod_name(0), settled, ms=b.rng.choice([1000, 1500]))
-    b.add("scale-out", second, Trigger(1.0))  # right after the delay is in force
-    b.add("delay-checkpoint", pod_name(0), Trigger(1.0, "contended", timeout_s=14), ms=0)
-    # killed by 16 s at the latest: back within the session timeout, pod-1 would get its
-    # tasks back without a rebalance, and it is restarted when the load phase ends
-    b.add("kill", first, Trigger(1.0, "cleaned", timeout_s=15))
-    return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 3, "accounts": 400,
+    # pod-1's rebalance is over in ~2 s; the standbys it gave pod-0 then read their
+    # changelogs for a while: the offsets a forgotten standby hands over must not be
+    # empty (an empty stale checkpoint is harmless).
+    slow_at = b.r(4.0, 4.5)
+    b.add("delay-checkpoint", pod_name(0), Trigger(slow_at), ms=b.rng.choice([1000, 1500]),
+          reasons=["close"])
+    b.add("scale-out", second, Trigger(slow_at))  # right after the delay is in force
+    b.add("delay-checkpoint", pod_name(0), Trigger(slow_at, "contended", timeout_s=12), ms=0)
+    # Killed 16 s before the load phase ends at the latest: the failover (10 s later) must
+    # come well before the end restarts them.
+    deadline = max(b.time_limit_s - 16.0, slow_at + 1.0)
+    cleaned = Trigger(slow_at, "cleaned", timeout_s=round(deadline - slow_at, 1))
+    b.add("kill", first, cleaned)
+    b.add("kill", second, Trigger(slow_at))  # right after
+    b.add("stop", pod_name(0), Trigger(slow_at), heal_after_s=0.5)
+    return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 7, "accounts": 400,
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 
