@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/bench_faults.py [--kinds kill,stop,...] [--default-run]
 
-For each fault kind: one short run on the fixed worker whose plan is that single fault at
-t=6 s; printed are the time from the fault's end (heal) until every pod is RUNNING again,
-and the drain time (committed offsets reach the input's end) after the load stops.
+For each fault kind: one short run on the fixed worker (a 3-broker cluster for the broker
+faults) whose plan is that single fault at t=6 s; printed are the time from the fault's
+end (heal) until every pod is RUNNING again, and the drain time (committed offsets reach
+the input's end) after the load stops.
 With --default-run: the default 60 s run (profile `all`), phase by phase.
 """
 
@@ -34,7 +35,10 @@ SINGLE_FAULTS: dict[str, Step] = {
     "delay-checkpoint": Step(0, "delay-checkpoint", "pod-0", Trigger(6.0), {"ms": 3000},
                              heal_after_s=6.0),
     "truncate-global": Step(0, "truncate-global", "pod-0", Trigger(6.0)),
+    "kill-broker": Step(0, "kill-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
+    "stop-broker": Step(0, "stop-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
 }
+BROKER_FAULTS = ("kill-broker", "stop-broker")  # these need a 3-node cluster
 console = Console()
 
 
@@ -56,7 +60,8 @@ def recovery_seconds(run_dir: Path) -> float | None:
 
 
 def one(kind: str, step: Step, root: Path) -> dict[str, Any]:
-    config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7})
+    brokers = 3 if kind in BROKER_FAULTS else 1
+    config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7, "brokers": brokers})
     outcome = Run(config, root, Plan(7, f"bench-{kind}", (step,))).execute()
     info = json.loads((outcome.run_dir / "run.json").read_text())
     return {"kind": kind, "verdict": outcome.verdict,
@@ -84,11 +89,13 @@ def main() -> None:
         console.print(table)
         console.print(f"verdict: {outcome.verdict}")
     table = Table(title="recovery after one fault (1 pod of 2 hit, 2 threads, 100 events/s)")
-    for column in ("fault", "verdict", "heal -> all RUNNING (s)", "drain after load (s)"):
+    for column in ("fault", "verdict", "heal -> all RUNNING (s)", "drain after load (s)",
+                   "setup (s)"):
         table.add_column(column)
     for kind in args.kinds.split(","):
         row = one(kind, SINGLE_FAULTS[kind], root)
-        table.add_row(kind, str(row["verdict"]), str(row["recovery_s"]), str(row["drain_s"]))
+        table.add_row(kind, str(row["verdict"]), str(row["recovery_s"]), str(row["drain_s"]),
+                      str(row["timings"].get("setup_s")))
         console.print(f"{kind}: {row}")
     console.print(table)
 
