@@ -19,14 +19,10 @@ INPUT = pa.schema(
     ]
 )
 
+# An output record is the event it answers plus what processing it produced.
 OUTPUT = pa.schema(
     [
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp_ms", pa.int64()),
-        ("event_id", pa.string()),
-        ("account", pa.string()),
-        ("amount", pa.int64()),
+        *INPUT,
         ("balance", pa.int64()),
         ("in_partition", pa.int32()),
         ("in_offset", pa.int64()),

@@ -1,4 +1,5 @@
-"""What every platform shares: the worker's configuration and command line.
+"""What every platform shares: the worker's configuration and command line, and the
+bookkeeping of nodes, pods and each pod's folder under the run.
 
 The platform interface itself (`Platform`, `Pod`) is `faults.platform`: it is what the
 nemesis speaks, and harness depends on faults, not the other way round.
@@ -6,11 +7,17 @@ nemesis speaks, and harness depends on faults, not the other way round.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from faults.platform import Platform, Pod
+from harness.errors import UsageError
 
-__all__ = ["WORKER_MODULE", "Platform", "Pod", "WorkerConfig"]
+__all__ = ["WORKER_MODULE", "Platform", "Pod", "PodInventory", "WorkerConfig"]
+
+# The files of `<run>/pods/<pod>/`: the worker's trace, the nemesis' control file, the log.
+TRACE_FILE, CONTROL_FILE, LOG_FILE = "trace.jsonl", "control.json", "worker.log"
 
 # How the worker is configured; the platform turns it into a command line.
 WORKER_MODULE = "workloads.worker"
@@ -51,3 +58,50 @@ class WorkerConfig:
         if self.bugs:
             args += ["--bugs", ",".join(self.bugs)]
         return [*args, *self.extra_args]
+
+
+class PodInventory:
+    """The inventory half of a platform, alike for all: nodes `node-0..`, pods by name,
+    and the folder `<run>/pods/<pod>/` holding each pod's trace, control file and log."""
+
+    def __init__(self, run_dir: Path, node_count: int) -> None:
+        self.run_dir = run_dir
+        self._nodes = [f"node-{n}" for n in range(node_count)]
+        self._pods: dict[str, Pod] = {}
+        self._lock = threading.RLock()
+
+    def nodes(self) -> list[str]:
+        return list(self._nodes)
+
+    def pods(self) -> list[Pod]:
+        with self._lock:
+            return list(self._pods.values())
+
+    def pod(self, name: str) -> Pod:
+        try:
+            return self._pods[name]
+        except KeyError:
+            raise UsageError(f"no pod named {name!r}") from None
+
+    def pod_dir(self, name: str) -> Path:
+        return self.run_dir / "pods" / name
+
+    def trace_path(self, name: str) -> Path:
+        return self.pod_dir(name) / TRACE_FILE
+
+    def control_path(self, name: str) -> Path:
+        return self.pod_dir(name) / CONTROL_FILE
+
+    def _new_pod(self, name: str, node: str) -> Pod:
+        """Registers a pod placed on `node`; its folder is created."""
+        self._check_node(node)
+        with self._lock:
+            if name in self._pods:
+                raise UsageError(f"pod {name!r} exists already")
+            pod = self._pods[name] = Pod(name=name, node=node)
+        self.pod_dir(name).mkdir(parents=True, exist_ok=True)
+        return pod
+
+    def _check_node(self, node: str) -> None:
+        if node not in self._nodes:
+            raise UsageError(f"no node named {node!r}")

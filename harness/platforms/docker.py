@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -36,7 +35,7 @@ from harness.errors import HarnessError, UsageError
 from harness.kafka.cluster import READY_TIMEOUT_S, describe_brokers, free_port, new_cluster_id
 from harness.platforms import docker_engine as engine
 from harness.platforms import docker_specs as specs
-from harness.platforms.base import Pod, WorkerConfig
+from harness.platforms.base import LOG_FILE, Pod, PodInventory, WorkerConfig
 from harness.platforms.docker_engine import cleanup_run, ensure_worker_image, require_engine
 from harness.platforms.docker_specs import kafka_container_spec, pod_container_spec, pod_volume_spec
 
@@ -145,7 +144,7 @@ class DockerKafka:
 
 # -- pods ---------------------------------------------------------------------------------
 
-class DockerPlatform:
+class DockerPlatform(PodInventory):
     """The Platform protocol (faults/platform.py) with pods as containers.
 
     `bootstrap` overrides the worker's bootstrap for containers (DockerKafka's
@@ -160,7 +159,7 @@ class DockerPlatform:
                  image: str | None = None, network: str | None = None,
                  bootstrap: str | None = None, host_volumes: bool = True,
                  user: str | None = None) -> None:
-        self.run_dir = run_dir
+        super().__init__(run_dir, node_count)
         self.run_id = run_id or run_dir.name
         self.worker = replace(worker, bootstrap=bootstrap) if bootstrap else worker
         self.client = client or engine.docker_client()
@@ -168,27 +167,11 @@ class DockerPlatform:
         self.network = network or specs.default_network(self.run_id)
         self.host_volumes = host_volumes
         self.user = user if user is not None else f"{os.getuid()}:{os.getgid()}"
-        self._nodes = [f"node-{n}" for n in range(node_count)]
-        self._pods: dict[str, Pod] = {}
         self._generation: dict[str, int] = {}
         self._containers: dict[str, Any] = {}
-        self._lock = threading.RLock()
         engine.ensure_network(self.client, self.network, self.run_id)
 
-    # -- inventory ------------------------------------------------------------------------
-
-    def nodes(self) -> list[str]:
-        return list(self._nodes)
-
-    def pods(self) -> list[Pod]:
-        with self._lock:
-            return list(self._pods.values())
-
-    def pod(self, name: str) -> Pod:
-        try:
-            return self._pods[name]
-        except KeyError:
-            raise UsageError(f"no pod named {name!r}") from None
+    # -- inventory (nodes, pods and their folders: PodInventory) --------------------------
 
     def volume_name(self, name: str) -> str:
         self.pod(name)
@@ -200,27 +183,13 @@ class DockerPlatform:
             return self.run_dir / "volumes" / volume_name
         return Path(self.client.volumes.get(volume_name).attrs["Mountpoint"])
 
-    def pod_dir(self, name: str) -> Path:
-        return self.run_dir / "pods" / name
-
-    def trace_path(self, name: str) -> Path:
-        return self.pod_dir(name) / specs.TRACE_FILE
-
-    def control_path(self, name: str) -> Path:
-        return self.pod_dir(name) / specs.CONTROL_FILE
-
     # -- lifecycle ------------------------------------------------------------------------
 
     def add_pod(self, name: str, node: str) -> Pod:
-        self._check_node(node)
-        with self._lock:
-            if name in self._pods:
-                raise UsageError(f"pod {name!r} exists already")
-            self._pods[name] = Pod(name=name, node=node)
-            self._generation[name] = 0
-        self.pod_dir(name).mkdir(parents=True, exist_ok=True)
+        pod = self._new_pod(name, node)
+        self._generation[name] = 0
         self.start_pod(name)
-        return self._pods[name]
+        return pod
 
     def start_pod(self, name: str) -> None:
         with self._lock:
@@ -330,10 +299,6 @@ class DockerPlatform:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _check_node(self, node: str) -> None:
-        if node not in self._nodes:
-            raise UsageError(f"no node named {node!r}")
-
     def _ensure_volume(self, name: str) -> str:
         volume_name = self.volume_name(name)
         host_dir = self.volume(name) if self.host_volumes else None
@@ -366,7 +331,7 @@ class DockerPlatform:
         except NotFound:
             output = b""
         trailer = f"[kchaos] container {container.name} exited with code {code}\n".encode()
-        with open(self.pod_dir(name) / specs.LOG_FILE, "ab") as log:
+        with open(self.pod_dir(name) / LOG_FILE, "ab") as log:
             log.write(output + trailer)
 
 

@@ -23,11 +23,10 @@ from typing import Any
 
 from harness.kafka.cluster import BrokerNode, broker_properties
 from harness.kafka.jars import kafka_version
-from harness.platforms.base import WorkerConfig
+from harness.platforms.base import CONTROL_FILE, TRACE_FILE, WorkerConfig
 
 POD_MOUNT = "/kchaos/pod"  # <run>/pods/<pod>/ : trace.jsonl, control.json
 STATE_MOUNT = "/kchaos/state"  # the pod's named volume: its state.dir
-TRACE_FILE, CONTROL_FILE, LOG_FILE = "trace.jsonl", "control.json", "worker.log"
 WORKER_IMAGE_REPO = "kchaos-worker"
 KAFKA_INTERNAL_PORT = 19092
 KAFKA_EXTERNAL_PORT = 9092

@@ -8,74 +8,41 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import psutil
 
-from harness.errors import UsageError
-from harness.platforms.base import WORKER_MODULE, Pod, WorkerConfig
+from harness.platforms.base import LOG_FILE, WORKER_MODULE, Pod, PodInventory, WorkerConfig
 from harness.procs import ProcessRegistry, is_same_process
 
 
-class LocalPlatform:
+class LocalPlatform(PodInventory):
     name = "local"
 
     def __init__(
         self, run_dir: Path, registry: ProcessRegistry, worker: WorkerConfig, node_count: int
     ) -> None:
-        self.run_dir = run_dir
+        super().__init__(run_dir, node_count)
         self.registry = registry
         self.worker = worker
-        self._nodes = [f"node-{n}" for n in range(node_count)]
-        self._pods: dict[str, Pod] = {}
         self._popens: dict[str, subprocess.Popen[bytes]] = {}
-        self._lock = threading.RLock()
         for node in self._nodes:
             (run_dir / "nodes" / node).mkdir(parents=True, exist_ok=True)
 
-    # -- inventory ----------------------------------------------------------------------
-
-    def nodes(self) -> list[str]:
-        return list(self._nodes)
-
-    def pods(self) -> list[Pod]:
-        with self._lock:
-            return list(self._pods.values())
-
-    def pod(self, name: str) -> Pod:
-        try:
-            return self._pods[name]
-        except KeyError:
-            raise UsageError(f"no pod named {name!r}") from None
+    # -- inventory (nodes, pods and their folders: PodInventory) ------------------------
 
     def volume(self, name: str) -> Path:
         pod = self.pod(name)
         return self.run_dir / "nodes" / pod.node / name / "state"
 
-    def pod_dir(self, name: str) -> Path:
-        return self.run_dir / "pods" / name
-
-    def trace_path(self, name: str) -> Path:
-        return self.pod_dir(name) / "trace.jsonl"
-
-    def control_path(self, name: str) -> Path:
-        return self.pod_dir(name) / "control.json"
-
     # -- lifecycle ----------------------------------------------------------------------
 
     def add_pod(self, name: str, node: str) -> Pod:
-        if node not in self._nodes:
-            raise UsageError(f"no node named {node!r}")
-        with self._lock:
-            if name in self._pods:
-                raise UsageError(f"pod {name!r} exists already")
-            self._pods[name] = Pod(name=name, node=node)
+        pod = self._new_pod(name, node)
         self.volume(name).mkdir(parents=True, exist_ok=True)
-        self.pod_dir(name).mkdir(parents=True, exist_ok=True)
         self.start_pod(name)
-        return self._pods[name]
+        return pod
 
     def start_pod(self, name: str) -> None:
         with self._lock:
@@ -91,7 +58,7 @@ class LocalPlatform:
             ]
             env = {**os.environ, "PYTHONUNBUFFERED": "1"}
             popen = self.registry.spawn(
-                f"pod-{name}", argv, self.pod_dir(name) / "worker.log", env=env
+                f"pod-{name}", argv, self.pod_dir(name) / LOG_FILE, env=env
             )
             pod.pid, pod.running, pod.paused = popen.pid, True, False
             pod.incarnation += 1
@@ -122,8 +89,7 @@ class LocalPlatform:
             _wait_status(pod.pid, psutil.STATUS_STOPPED, until_not=True)
 
     def move_pod(self, name: str, node: str, keep_volume: bool) -> None:
-        if node not in self._nodes:
-            raise UsageError(f"no node named {node!r}")
+        self._check_node(node)
         pod = self.pod(name)
         if pod.running:
             self.stop_pod(name)
