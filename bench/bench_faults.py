@@ -56,7 +56,8 @@ def recovery_seconds(run_dir: Path) -> float | None:
                  and e["ts_ns"] >= healed]
         if times:
             running.append(min(times))
-    return round((max(running) - healed) / 1e9, 2) if running else 0.0
+    # None: no pod went RUNNING after the heal (none had left it, or none came back)
+    return round((max(running) - healed) / 1e9, 2) if running else None
 
 
 def one(kind: str, step: Step, root: Path) -> dict[str, Any]:
@@ -94,10 +95,12 @@ def main() -> None:
         table.add_column(column)
     for kind in args.kinds.split(","):
         row = one(kind, SINGLE_FAULTS[kind], root)
-        table.add_row(kind, str(row["verdict"]), str(row["recovery_s"]), str(row["drain_s"]),
+        recovery = "-" if row["recovery_s"] is None else str(row["recovery_s"])
+        table.add_row(kind, str(row["verdict"]), recovery, str(row["drain_s"]),
                       str(row["timings"].get("setup_s")))
         console.print(f"{kind}: {row}")
     console.print(table)
+    console.print("-: no pod went RUNNING after the heal (none left RUNNING, or none came back)")
 
 
 if __name__ == "__main__":
