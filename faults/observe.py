@@ -88,19 +88,20 @@ class TraceWatcher:
                     continue  # compacted away while we looked
         return False
 
-    def _all_events(self, since_ns: int) -> list[dict[str, Any]]:
-        """Every pod's trace events from `since_ns` on, in time order."""
+    def _each_pod_since(self, since_ns: int) -> list[list[dict[str, Any]]]:
+        """Each pod's trace events from `since_ns` on, in the order its processes wrote
+        them: the conditions below pair events of one process, so nothing is merged or
+        sorted across pods (they are polled ten times a second)."""
         self.refresh()
         with self._lock:
-            events = [e for t in self._tails.values() for e in t.events
-                      if e.get("ts_ns", 0) >= since_ns]
-        return sorted(events, key=lambda e: e.get("ts_ns", 0))
+            return [[e for e in t.events if e.get("ts_ns", 0) >= since_ns]
+                    for t in self._tails.values()]
 
     def contended(self, since_ns: int) -> int:
         """Standby lock failures in any pod since `since_ns`: a standby created while
         another thread of its process still held the task directory (KAFKA-8187's first
         step). The fixed worker traces them too (it retries the lock)."""
-        return sum(1 for e in self._all_events(since_ns)
+        return sum(1 for events in self._each_pod_since(since_ns) for e in events
                    if e.get("event") == "lock-failed" and e.get("kind") == "standby")
 
     def cleaned(self, since_ns: int) -> int:
@@ -108,15 +109,16 @@ class TraceWatcher:
         (same process) failed to take the lock before: KAFKA-8187's forgotten standby, its
         directory gone. The fixed worker retries and holds the lock, the cleaner leaves
         the directory alone, and a step waiting for this fires at its timeout."""
-        contended: set[tuple[object, ...]] = set()
         deleted = 0
-        for e in self._all_events(since_ns):
-            key = (e.get("pod"), e.get("pid"), e.get("task"))
-            if e.get("event") == "lock-failed" and e.get("kind") == "standby":
-                contended.add(key)
-            elif e.get("event") == "cleaner-delete" and key in contended:
-                contended.discard(key)
-                deleted += 1
+        for events in self._each_pod_since(since_ns):
+            contended: set[tuple[object, object]] = set()
+            for e in events:
+                key = (e.get("pid"), e.get("task"))
+                if e.get("event") == "lock-failed" and e.get("kind") == "standby":
+                    contended.add(key)
+                elif e.get("event") == "cleaner-delete" and key in contended:
+                    contended.discard(key)
+                    deleted += 1
         return deleted
 
     def holds(self, condition: str, pod: str, since_ns: int, count: int) -> bool:

@@ -167,3 +167,35 @@ def test_instant_faults_end_as_soon_as_applied(tmp_path: Path) -> None:
     assert platform.calls == [("move-empty", "pod-0")]
     assert [op[3]["phase"] for op in ops] == ["start", "end"]
     assert nemesis.outcomes[0].status == "healed"
+
+
+def _write_trace(platform: RecordingPlatform, pod: str, events: list[dict[str, Any]]) -> None:
+    trace = platform.trace_path(pod)
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    with trace.open("a") as out:
+        for n, event in enumerate(events):
+            out.write(json.dumps({"ts_ns": 1000 + n, **event}) + "\n")
+
+
+def test_cleaned_pairs_a_standby_lock_failure_with_a_later_delete_in_that_process(
+    tmp_path: Path,
+) -> None:
+    platform = RecordingPlatform(tmp_path, ["pod-0", "pod-1"])
+    watcher = TraceWatcher(platform, "app")
+    failed = {"event": "lock-failed", "kind": "standby", "task": "0_6"}
+    deleted = {"event": "cleaner-delete", "task": "0_6"}
+    _write_trace(platform, "pod-0", [
+        {**deleted, "pid": 1},  # before any lock failure: an ordinary clean-up
+        {**failed, "pid": 1},
+        {**deleted, "pid": 2},  # another process of the pod: not that standby's directory
+        {"event": "lock-failed", "kind": "active", "task": "0_1", "pid": 1},
+        {"event": "cleaner-delete", "task": "0_1", "pid": 1},  # an active's lock: not 8187
+    ])
+    _write_trace(platform, "pod-1", [{**deleted, "pid": 1}])  # another pod's process
+    assert watcher.contended(0) == 1
+    assert watcher.cleaned(0) == 0
+    assert not watcher.holds("cleaned", "pod-0", 0, 1)
+    _write_trace(platform, "pod-0", [{**deleted, "pid": 1}])
+    assert watcher.cleaned(0) == 1
+    assert watcher.holds("cleaned", "pod-1", 0, 1)  # any pod's trace counts
+    assert watcher.contended(10**9) == 0  # only what happened since the step was armed
