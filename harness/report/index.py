@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.report.charts import plotly_js, to_div, trend_figure
+from harness.report.charts import to_div, trend_figure
 from harness.report.load import RUN_MARKERS
 from harness.report.pages import environment, href, short_error, write_atomically
+from harness.report.plotly_file import NO_PLOTLY, plotly_vars
 from harness.report.report import REPORT_FILE
 from harness.report.summary import (
     RunSummary,
@@ -98,7 +99,7 @@ def render_index(results_dir: Path) -> Path:
         counts=[(label, css, n) for (label, css), n in sorted(counts.items())],
         missed=sum(not s.expectation_met for s in runs),
         trend=to_div(trend_figure(runs), "trend-chart") if dated else "",
-        plotly_js=plotly_js() if dated else "",
+        **(plotly_vars(results_dir, results_dir) if dated else NO_PLOTLY),
         results_dir=str(results_dir),
         rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
     )

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.report.charts import plotly_js, timeline_figure, to_div
+from harness.report.charts import timeline_figure, to_div
 from harness.report.examples import CheckView, Table, check_views, records_table
 from harness.report.load import (
     HISTORY_FILE,
@@ -34,6 +34,7 @@ from harness.report.pages import (
     short_error,
     write_atomically,
 )
+from harness.report.plotly_file import NO_PLOTLY, plotly_vars
 from harness.report.series import Timeline
 from harness.report.summary import EXIT_NAMES, RunSummary, format_duration, summarize
 
@@ -128,7 +129,7 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "errors": errors,
         "rendered_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "run_dir": str(files.run_dir),
-        "plotly_js": plotly_js() if tl else "",
+        **(plotly_vars(files.run_dir, files.run_dir.parent) if tl else NO_PLOTLY),
     }
 
 
