@@ -153,8 +153,9 @@ def build_parser() -> Parser:
     repro.set_defaults(handler=_repro)
 
     check = commands.add_parser("check", help="judge a run's stored history again")
-    check.add_argument("run_dir", type=Path)
-    check.add_argument("--spark-master", default=None, help="default local[*]")
+    check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
+    check.add_argument("--spark-master", default=None,
+                       help="default local[*]; sc://HOST:PORT for a Spark Connect server")
     check.set_defaults(handler=_check)
 
     report = commands.add_parser("report", help="render a run's report.html again")
