@@ -67,6 +67,7 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--guarantee", "guarantee", str, "exactly_once_v2 (default) or at_least_once"),
     ("--bootstrap", "bootstrap", str, "use this Kafka instead of starting one (HOST:PORT)"),
     ("--platform", "platform", str, "where pods run: local (default) or docker"),
+    ("--sut", "sut", str, "what runs in the pods: python (default, workloads/worker)"),
     ("--spark-master", "spark_master", str, "Spark master URL for the check (default local[*])"),
     ("--drain-timeout", "drain_timeout_s", float, "seconds to wait for the group to catch up"),
 ]

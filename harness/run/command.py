@@ -70,7 +70,7 @@ def run(explicit: dict[str, Any], results_dir: Path) -> int:
     from harness.run.config import resolve
 
     config = resolve(explicit)
-    require_platform(config.platform)
+    require_platform(config.platform, config.sut)
     return execute(config, results_dir).exit_code
 
 

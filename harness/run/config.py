@@ -14,6 +14,7 @@ from harness.errors import UsageError
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 PLATFORMS = ("local", "docker")
+SUTS = ("python",)  # harness/sut: what runs in the pods
 
 
 def known_bugs() -> tuple[str, ...]:
@@ -46,8 +47,10 @@ class RunConfig:
     commit_interval_ms: int = 500
     write_buffer_bytes: int = 64 * 1024
     cleaner_delay_ms: int = 600_000
-    cleaner_interval_ms: int = 60_000
+    # Kafka Streams' defaults: state.cleanup.delay.ms 10 min, the cleaner runs at that period.
+    cleaner_interval_ms: int = 600_000
     spark_master: str | None = None
+    sut: str = "python"
 
     @property
     def nodes(self) -> int:
@@ -90,6 +93,7 @@ def validate(config: RunConfig) -> RunConfig:
         (config.rate > 0, "--rate must be positive"),
         (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
         (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
+        (config.sut in SUTS, f"--sut must be one of {', '.join(SUTS)}"),
         (config.partitions >= 1, "partitions must be at least 1"),
         (0 <= config.duplicate_fraction < 1, "duplicate fraction must be in [0, 1)"),
     ]

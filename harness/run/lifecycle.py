@@ -23,7 +23,6 @@ from faults.platform import Platform
 from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, HarnessError
 from harness.history import History
 from harness.platforms import Placement, open_platform
-from harness.platforms.base import WorkerConfig
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
@@ -31,6 +30,7 @@ from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
 from harness.run.load import LoadClient
 from harness.run.topics import create_topics, lag, wait_drained
+from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
 DEATH_WATCH_S = 15.0  # a pod restarted at heal that exits within this is dead for good
@@ -62,10 +62,12 @@ ProgressSink = Callable[[Progress], None]
 class Run:
     def __init__(self, config: RunConfig, results_dir: Path, plan: Plan | None = None) -> None:
         self.config = config
-        self.run_dir = new_run_dir(results_dir, f"{config.profile}-s{config.seed}")
         self.plan = plan or draw_plan(
             config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
         )
+        self.sut: SystemUnderTest = open_sut(config)
+        refuse_plan(self.sut, self.plan)  # bad input: before a run folder exists
+        self.run_dir = new_run_dir(results_dir, f"{config.profile}-s{config.seed}")
         self.registry = ProcessRegistry(self.run_dir)
         self.history = History(self.run_dir)
         self.progress = Progress(faults_planned=len(self.plan.steps), pods=config.pods)
@@ -120,14 +122,10 @@ class Run:
 
     def _setup(self) -> str:
         c = self.config
-        worker = WorkerConfig(
-            bootstrap=c.bootstrap or "", application_id=c.application_id, threads=c.threads,
-            standbys=c.standbys, guarantee=c.guarantee, bugs=c.bugs,
-            commit_interval_ms=c.commit_interval_ms, write_buffer_bytes=c.write_buffer_bytes,
-            cleaner_delay_ms=c.cleaner_delay_ms, cleaner_interval_ms=c.cleaner_interval_ms,
-        )
+        self.sut.prepare()
         self.placement = open_platform(
-            c.platform, self.run_dir, self.registry, worker, c.nodes, c.brokers, c.bootstrap
+            c.platform, self.run_dir, self.registry, self.sut,
+            PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
         )
         self.platform = self.placement.platform
         bootstrap = self.placement.bootstrap
@@ -261,6 +259,7 @@ class Run:
             "guarantee": c.guarantee, "partitions": c.partitions,
             "application_id": c.application_id, "drained": drained, "drain_seconds": drain_s,
             "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),
+            "sut": self.sut.name, "not_applicable": dict(self.sut.not_applicable),
         }
         self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
                                                        c.application_id, meta))
