@@ -29,6 +29,7 @@ from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
 from harness.run.load import LoadClient
+from harness.run.statedir import StateDirWatcher
 from harness.run.topics import create_topics, lag, wait_drained
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
@@ -76,6 +77,7 @@ class Run:
         self.placement: Placement | None = None
         self.platform: Platform | None = None
         self.nemesis: Nemesis | None = None
+        self.statedir: StateDirWatcher | None = None
         self.dead_pods: list[str] = []
         self.deaths: list[dict[str, Any]] = []
         self._sink: ProgressSink = lambda p: None
@@ -133,6 +135,9 @@ class Run:
         create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
         self.accounts = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
         self.accounts.publish_all()
+        if self.sut.watches_state_dirs:
+            self.statedir = StateDirWatcher(self.platform, c.application_id)
+            self.statedir.start()
         for i in range(c.pods):
             self.platform.add_pod(pod_name(i), f"node-{i}")
         self.watcher = TraceWatcher(self.platform, c.application_id)
@@ -243,12 +248,20 @@ class Run:
     def _stop_pods(self) -> None:
         if self.platform is not None:
             self.platform.teardown()
+        self._stop_statedir()
         self.accounts.close()
+
+    def _stop_statedir(self) -> None:
+        statedir, self.statedir = self.statedir, None
+        if statedir is not None:
+            statedir.stop()
+            self.info["statedir_events"] = statedir.events
 
     def _stop_platform(self) -> None:
         placement, self.placement = self.placement, None  # once, even if called again
         if placement is not None:
             placement.teardown()
+        self._stop_statedir()
         self.registry.stop_all()
 
     def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:

@@ -1,5 +1,5 @@
-"""Systems under test: `python` (workloads/worker, the default) and, per run, the one
-`--sut` names. `open_sut` gives the SUT of a run's configuration."""
+"""Systems under test: `python` (workloads/worker, the default) and `kstreams` (the ledger
+app on Apache Kafka Streams, workloads/kstreams). `open_sut` gives a run's SUT."""
 
 from __future__ import annotations
 
@@ -14,4 +14,9 @@ __all__ = ["PodPaths", "PodSettings", "SystemUnderTest", "open_sut", "refuse_pla
 def open_sut(config: RunConfig) -> SystemUnderTest:
     if config.sut == "python":
         return PythonWorker()
-    raise UsageError(f"--sut {config.sut}: choose python")
+    if config.sut == "kstreams":
+        from harness.sut.kstreams import KafkaStreamsApp, default_version
+
+        return KafkaStreamsApp(config.kstreams_version or default_version(),
+                               config.streams_config)
+    raise UsageError(f"--sut {config.sut}: choose python or kstreams")

@@ -75,6 +75,9 @@ class SystemUnderTest(Protocol):
     refused_faults: Mapping[str, str]
     # Checks that cannot be judged from what this SUT records, each with the reason.
     not_applicable: Mapping[str, str]
+    # Whether the harness records the pods' checkpoint and SST files (the SUT does not
+    # trace its checkpoint operations itself).
+    watches_state_dirs: bool
 
     def prepare(self) -> None:
         """Build or fetch what the pods run (cached); UsageError if a tool is missing."""

@@ -14,6 +14,7 @@ class PythonWorker:
     name = "python"
     refused_faults: Mapping[str, str] = {}
     not_applicable: Mapping[str, str] = {}
+    watches_state_dirs = False  # the worker traces its own checkpoint operations
 
     def prepare(self) -> None:
         """Nothing to build: the worker runs from the sources with the harness's Python."""
