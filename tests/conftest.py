@@ -15,7 +15,6 @@ import pytest
 from harness.kafka.cluster import KafkaCluster
 from harness.procs import ProcessRegistry
 
-
 # fixture -> the marker every test that uses it (directly or through another fixture) gets
 MARKER_OF_FIXTURE = {
     "kafka_cluster": "kafka",
