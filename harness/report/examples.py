@@ -97,8 +97,10 @@ def records_table(
         row = [cell(r.get(c)) for c in columns if c != "t (s)"]
         if timed:
             ts = r.get("ts_ns")
-            ok = isinstance(ts, int | float) and not isinstance(ts, bool)
-            row.insert(0, f"{(ts - origin_ns) / 1e9:.3f}" if ok and origin_ns is not None else "")
+            if isinstance(ts, int | float) and not isinstance(ts, bool) and origin_ns is not None:
+                row.insert(0, f"{(ts - origin_ns) / 1e9:.3f}")
+            else:
+                row.insert(0, "")
         rows.append(row)
     ids, positions = anchor
     marked = [_is_marked(r, ids, positions) for r in shown]

@@ -11,6 +11,7 @@ from typing import Any
 from rich.live import Live
 from rich.table import Table
 
+from checker.model import Verdict
 from faults.model import Plan
 from harness.console import err, out
 from harness.errors import UsageError
@@ -18,7 +19,7 @@ from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome, exit_code_for
 
-VERDICT_STYLE = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
 
 def _progress_table(config: RunConfig, progress: Progress) -> Table:

@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from checker.model import UNKNOWN, Verdict
 from faults.kinds import FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
@@ -35,6 +36,7 @@ from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
 DEATH_WATCH_S = 15.0  # a pod restarted at heal that exits within this is dead for good
+T = TypeVar("T")
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Progress:
 @dataclass(frozen=True)
 class RunOutcome:
     run_dir: Path
-    verdict: Any
+    verdict: Verdict
     exit_code: int
 
 
@@ -89,7 +91,7 @@ class Run:
             self._sink = sink
         write_json(self.run_dir / "run.json", self.info)
         write_json(self.run_dir / "plan.json", runinfo.plan_document(self.plan, None))
-        verdict: Any = "unknown"
+        verdict: Verdict = UNKNOWN
         try:
             bootstrap = self._phase("setup", self._setup)
             self._phase("load", lambda: self._load(bootstrap))
@@ -113,7 +115,7 @@ class Run:
             write_json(self.run_dir / "run.json", self.info)
             self._phase("report", self._report)
 
-    def _phase(self, name: str, action: Callable[[], Any]) -> Any:
+    def _phase(self, name: str, action: Callable[[], T]) -> T:
         self.progress.phase = name
         self._sink(self.progress)
         started = time.monotonic()
@@ -277,10 +279,11 @@ class Run:
         self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
                                                        c.application_id, meta))
 
-    def _check(self) -> Any:
+    def _check(self) -> Verdict:
         from checker.check import check_run
 
-        return check_run(self.run_dir, self.config.spark_master).get("verdict", "unknown")
+        verdict = check_run(self.run_dir, self.config.spark_master).get("verdict")
+        return verdict if verdict is True or verdict is False else UNKNOWN
 
     def _report(self) -> None:
         if self.nemesis is not None:
@@ -289,7 +292,7 @@ class Run:
         runinfo.render_reports(self.run_dir)
 
 
-def exit_code_for(verdict: Any) -> int:
+def exit_code_for(verdict: Verdict) -> int:
     if verdict is True:
         return EXIT_VALID
     if verdict is False:
