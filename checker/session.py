@@ -101,7 +101,7 @@ def start_spark(
     """
     # The launcher (spark-submit) and the JVM must bind to loopback, never a public address.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    if is_connect_url(master):
+    if master is not None and is_connect_url(master):
         session = SparkSession.builder.remote(master).getOrCreate()
         # Session-level settings only: the server's driver settings are its own.
         session.conf.set("spark.sql.session.timeZone", "UTC")

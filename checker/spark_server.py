@@ -49,10 +49,16 @@ def _answers(port: int) -> bool:
 class SparkConnectServer:
     """`with SparkConnectServer(log) as server: ... server.url ...`; stopped on exit."""
 
-    def __init__(self, log: Path, master: str = "local[*]", port: int | None = None) -> None:
+    def __init__(
+        self, log: Path, master: str = "local[*]", port: int | None = None,
+        driver_memory: str | None = None,
+    ) -> None:
         self.log = Path(log)
         self.master = master
         self.port = port or free_port()
+        self.driver_memory = driver_memory or os.environ.get(
+            "KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY
+        )
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -65,9 +71,9 @@ class SparkConnectServer:
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(self.port),
         }
-        memory = os.environ.get("KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY)
         args = [str(spark_home() / "bin" / "spark-submit"), "--class", CONNECT_SERVER_CLASS,
-                "--master", self.master, "--name", "kchaos-checker", "--driver-memory", memory]
+                "--master", self.master, "--name", "kchaos-checker",
+                "--driver-memory", self.driver_memory]
         for key, value in conf.items():
             args += ["--conf", f"{key}={value}"]
         return args

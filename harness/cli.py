@@ -113,7 +113,7 @@ def _nightly(args: argparse.Namespace) -> int:
     from harness.nightly import nightly, parse_duration
 
     return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
-                   [sys.executable, "-m", "harness"])
+                   [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -173,6 +173,8 @@ def build_parser() -> Parser:
     nightly.add_argument("--budget", default="2h", help="e.g. 90m, 2h, 1h30m (default 2h)")
     nightly.add_argument("--matrix", type=Path, default=None,
                          help="YAML matrix (default: harness/matrix_default.yaml)")
+    nightly.add_argument("--no-shared-spark", action="store_true",
+                         help="each run starts its own Spark (default: one shared server)")
     nightly.set_defaults(handler=_nightly)
 
     serve = commands.add_parser("serve", help="serve the results folder on 127.0.0.1")

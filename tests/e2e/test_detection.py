@@ -43,9 +43,12 @@ def kchaos(results: Path, *args: str) -> tuple[int, Path]:
     return done.returncode, Path(lines[-1].removeprefix("run folder: ").strip())
 
 
-def run_profile(results: Path, profile: str, bugs: str | None) -> tuple[int, Path]:
+def run_profile(
+    results: Path, profile: str, bugs: str | None, spark_url: str
+) -> tuple[int, Path]:
     time_limit = TIME_LIMIT_S.get(profile, DEFAULT_TIME_LIMIT_S)
-    args = ["run", "--profile", profile, "--seed", SEED, "--time-limit", time_limit]
+    args = ["run", "--profile", profile, "--seed", SEED, "--time-limit", time_limit,
+            "--spark-master", spark_url]
     return kchaos(results, *args, *(["--bugs", bugs] if bugs else []))
 
 
@@ -71,8 +74,10 @@ def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("bug", list(EXPECTED))
-def test_switch_is_caught_by_its_targeted_profile(bug: str, tmp_path: Path) -> None:
-    code, run_dir = run_profile(tmp_path, bug, bug)
+def test_switch_is_caught_by_its_targeted_profile(
+    bug: str, tmp_path: Path, spark_url: str
+) -> None:
+    code, run_dir = run_profile(tmp_path, bug, bug, spark_url)
     result = outcome(run_dir)
     assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
     found = set(result["anomaly_counts"])
@@ -85,8 +90,8 @@ def test_switch_is_caught_by_its_targeted_profile(bug: str, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("bug", list(EXPECTED))
-def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path) -> None:
-    code, run_dir = run_profile(tmp_path, bug, None)
+def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path, spark_url: str) -> None:
+    code, run_dir = run_profile(tmp_path, bug, None, spark_url)
     result = outcome(run_dir)
     assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
     assert planned_steps(run_dir) == expected_steps(bug, run_dir)
@@ -95,8 +100,8 @@ def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path) -> None:
     assert_nothing_left(run_dir)
 
 
-def test_repro_brings_the_anomaly_back(tmp_path: Path) -> None:
-    code, original = run_profile(tmp_path, "KIP-406", "KIP-406")
+def test_repro_brings_the_anomaly_back(tmp_path: Path, spark_url: str) -> None:
+    code, original = run_profile(tmp_path, "KIP-406", "KIP-406", spark_url)
     assert code == 1
     done = subprocess.run(
         [sys.executable, "-m", "harness", "repro", str(original), "--times", "1"],
