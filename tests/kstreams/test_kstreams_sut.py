@@ -130,3 +130,20 @@ def test_kill_run_is_judged(tmp_path: Path) -> None:
     pids = {json.loads(line)["pid"] for path in trace for line in path.read_text().splitlines()
             if '"to":"RUNNING"' in line}
     assert len(pids) >= 2
+
+
+def test_kstreams_runs_are_observations_not_nightly_gates(tmp_path: Path) -> None:
+    from harness.report.expect import judge
+    from harness.report.summary import RunSummary
+
+    def summary(sut: str, verdict: bool, exit_code: int) -> RunSummary:
+        return RunSummary(run_dir=tmp_path, run_id=f"r-{sut}", verdict=verdict,
+                          anomaly_counts={} if verdict else {"stale-checkpoint": 2},
+                          profile="KAFKA-20685", seed="1", bugs=[], guarantee="exactly_once_v2",
+                          started_at=None, duration_s=1.0, exit_code=exit_code, repro="", sut=sut)
+
+    kstreams_invalid = summary("kstreams", False, 1)
+    assert not kstreams_invalid.fixed_worker and kstreams_invalid.expectation_met
+    assert kstreams_invalid.outcome == "kstreams observed invalid"
+    assert judge([kstreams_invalid, summary("python", True, 0)]).ok
+    assert not judge([summary("python", False, 1)]).ok  # the Python worker still gates
