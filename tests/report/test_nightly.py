@@ -50,13 +50,14 @@ bugs: [[], [KAFKA-7672]]
 
 def test_matrix_is_seed_major_with_includes() -> None:
     m = parse_matrix({
-        "profiles": ["all", "kill"], "seeds": [2, 1], "bugs": [[], "KIP-406"],
+        "profiles": ["all", "kill"], "seeds": [2, 1], "bugs": [[], ["KIP-406"]],
         "include": [{"profile": "KAFKA-8187", "bugs": ["KAFKA-8187"], "seeds": [1]},
-                    {"profile": "kill", "bugs": "x", "args": ["--rate", "5"], "seeds": [2]}],
+                    {"profile": "kill", "bugs": ["offsets-outside-txn"], "args": ["--rate", "5"],
+                     "seeds": [2]}],
         "time_limit_s": 5,
     })
     assert [c.seed for c in m.cells] == [1] * 5 + [2] * 5
-    assert m.cells[-1] == Cell("kill", 2, ("x",), ("--rate", "5"))
+    assert m.cells[-1] == Cell("kill", 2, ("offsets-outside-txn",), ("--rate", "5"))
     assert m.cells[-1].argv(1, Path("r"), ["--pods", "3"])[-4:] == [
         "--pods", "3", "--rate", "5"]
     assert m.cells[:5] == (
@@ -119,19 +120,21 @@ def test_bad_budget_is_a_usage_error(text: str) -> None:
 
 def test_budget_stops_new_runs() -> None:
     """Fake clock: before any run the estimate is 2x the time limit, then the slowest run."""
-    m = parse_matrix({"profiles": ["a", "b", "c", "d", "e"], "time_limit_s": 10})
+    m = parse_matrix({"profiles": ["all", "kill", "move", "checkpoint", "global"],
+                      "time_limit_s": 10})
     now = [0.0]
 
     def start(cell: Cell, number: int) -> Attempt:
         now[0] += 30.0
         return Attempt(cell, 0, None, 30.0)
 
-    attempts, skipped = run_matrix(m, 95.0, start, clock=lambda: now[0])
+    done = run_matrix(m, 95.0, start, clock=lambda: now[0])
     # 0+20 fits; 30+30, 60+30 fit; 90+30 > 95.
-    assert [a.cell.profile for a in attempts] == ["a", "b", "c"]
-    assert [c.profile for c in skipped] == ["d", "e"]
-    attempts, skipped = run_matrix(m, 15.0, start, clock=lambda: now[0])
-    assert attempts == [] and len(skipped) == 5
+    assert [a.cell.profile for a in done.attempts] == ["all", "kill", "move"]
+    assert [c.profile for c in done.skipped] == ["checkpoint", "global"]
+    assert done.interrupted is None
+    done = run_matrix(m, 15.0, start, clock=lambda: now[0])
+    assert done.attempts == [] and len(done.skipped) == 5
 
 
 def _junit(results_dir: Path) -> ET.Element:
