@@ -28,6 +28,11 @@ def new_run_dir(results_dir: Path, label: str) -> Path:
             return path
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create a run folder in {results_dir}: {exc.strerror}; "
+                "pass a writable --results-dir"
+            ) from exc
     raise UsageError(f"too many runs named {stamp}-{label} in {results_dir}")
 
 
