@@ -14,7 +14,13 @@ import time
 from pathlib import Path
 
 from harness.console import err, out
-from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, exit_code_for_exception
+from harness.errors import (
+    EXIT_INVALID,
+    EXIT_UNKNOWN,
+    EXIT_VALID,
+    UsageError,
+    exit_code_for_exception,
+)
 from harness.nightly.matrix import Cell, load_matrix
 from harness.nightly.supervise import ESTIMATE_FACTOR, Attempt, launch, run_matrix
 from harness.nightly.table import print_summary
@@ -74,7 +80,11 @@ def nightly(
     matrix = load_matrix(matrix_path)  # all of it checked before anything is written
     results_dir = Path(results_dir)
     log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the nightly's folder {log_dir}: {exc.strerror}; "
+                         "pass a writable --results-dir") from exc
     err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, budget "
               f"{format_duration(budget_s)}, logs in {log_dir}", highlight=False)
 

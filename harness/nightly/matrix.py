@@ -92,7 +92,10 @@ def _switch(raw: Any) -> Any:
     return raw
 
 
-Seconds = Annotated[float, BeforeValidator(_duration), Field(gt=0, allow_inf_nan=False)]
+# strict: True is not 1 second.
+Seconds = Annotated[
+    float, BeforeValidator(_duration), Field(gt=0, allow_inf_nan=False, strict=True)
+]
 Profile = Annotated[StrictStr, BeforeValidator(_profile)]
 Switch = Annotated[StrictStr, BeforeValidator(_switch)]
 BugSet = list[Switch]  # one run's switches; [] is the fixed worker
@@ -123,11 +126,12 @@ class MatrixDoc(_Strict):
 
 def _one_line(exc: ValidationError, where: str) -> str:
     first = exc.errors()[0]
-    place = ".".join(str(p) for p in first["loc"]) or "top level"
+    # Keys are the user's text: escaped, so a key with a newline cannot break the line.
+    place = ".".join(repr(p)[1:-1] if isinstance(p, str) else str(p) for p in first["loc"])
     message = str(first["msg"]).removeprefix("Value error, ")
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     given = "" if first["type"] == "missing" else f", got {first['input']!r}"
-    return f"{where}: `{place}`: {message}{given}{more}"
+    return " ".join(f"{where}: `{place or 'top level'}`: {message}{given}{more}".split())
 
 
 def _check_run_options(args: Sequence[str], where: str) -> None:
