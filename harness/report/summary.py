@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from checker.model import verdict_of_exit
 from harness.report.load import FileState, RunFiles, dig, load_meta
 
 Verdict = bool | Literal["unknown"] | None  # None: no results.json to read a verdict from
@@ -171,9 +172,9 @@ def summarize(files: RunFiles) -> RunSummary:
     started = parse_time(run.get("started_at"))
     exit_code = _int_or_none(run.get("exit_code"))
     verdict = verdict_of(dig(results, "verdict"))
-    if verdict is None and exit_code in (0, 1, 2):
+    if verdict is None:
         # results.json lost but the run said how it ended: trust the exit code.
-        verdict = {0: True, 1: False, 2: "unknown"}[exit_code]
+        verdict = verdict_of_exit(exit_code)
     seed = config.get("seed", run.get("seed"))
     return RunSummary(
         run_dir=files.run_dir,
