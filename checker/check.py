@@ -17,7 +17,7 @@ from typing import Any
 from checker.checks import CHECKS, Check
 from checker.frames import Frames, load_frames
 from checker.meta import Meta, load_meta
-from checker.model import UNKNOWN, CheckResult, compose, unknown
+from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
 from checker.session import start_spark
 
 RESULTS_FILE = "results.json"
@@ -35,6 +35,10 @@ def run_checks(
     results: dict[str, CheckResult] = {}
     seconds: dict[str, float] = {}
     for name, check in checks.items():
+        reason = meta.not_applicable.get(name)
+        if reason is not None:
+            results[name] = not_applicable(reason)
+            continue
         t = time.perf_counter()
         try:
             results[name] = check(spark, frames, meta)
@@ -75,7 +79,7 @@ def results_document(
     figures: Mapping[str, Any],
     incomplete: str | None = None,
 ) -> dict[str, Any]:
-    verdict = compose(r.valid for r in results.values())
+    verdict = compose(r.valid for r in results.values() if r.not_applicable is None)
     doc: dict[str, Any] = {
         # A history missing records may hide anomalies, so it is never valid; an anomaly
         # found in what was read stays found (false > unknown > true).

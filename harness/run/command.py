@@ -11,7 +11,7 @@ from typing import Any
 from rich.live import Live
 from rich.table import Table
 
-from checker.model import compose_exit_codes, exit_code
+from checker.model import Verdict, compose_exit_codes, exit_code
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
 from harness.console import err, out
@@ -20,7 +20,7 @@ from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome
 
-VERDICT_STYLE = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
 
 def _progress_table(config: RunConfig, progress: Progress) -> Table:
@@ -73,7 +73,7 @@ def require_tools(config: RunConfig) -> None:
     from harness.platforms import require_platform
     from harness.run.config import require_bootstrap
 
-    require_platform(config.platform)
+    require_platform(config.platform, config.sut)
     require_bootstrap(config.bootstrap)
     if config.bootstrap is None and config.platform == "local":
         require_java()  # for the brokers the run starts
