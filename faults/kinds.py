@@ -1,4 +1,5 @@
-"""The fault kinds of DESIGN.md §5: each applies to its target and heals.
+"""The fault kinds: each applies to its target and heals (docs/architecture.md: adding a
+fault kind).
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
 calls); the only help they take from the worker is the control file's checkpoint delay.

@@ -56,7 +56,6 @@ class Nemesis:
         self._thread: threading.Thread | None = None
         self._start_monotonic = 0.0
         self._start_ns = 0
-        self._lock = threading.Lock()
 
     # -- control from the run -------------------------------------------------------------
 

@@ -130,7 +130,8 @@ class KafkaCluster:
         for node in self.nodes:
             if node.node_id == node_id:
                 return node
-        raise UsageError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
+        # the plan is drawn for this cluster's size: a broker outside it is our bug (255)
+        raise HarnessError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
-from harness.procs import ProcessRegistry, is_same_process
+from harness.procs import ProcessRegistry
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest
 
 
@@ -126,11 +126,6 @@ class LocalPlatform(PodInventory):
                     self.registry.forget(popen.pid)
                     del self._popens[name]
         return exited
-
-    def alive(self, name: str) -> bool:
-        pod = self.pod(name)
-        record = self.registry.record(pod.pid) if pod.pid is not None else None
-        return record is not None and is_same_process(record)
 
     def teardown(self) -> None:
         for pod in self.pods():

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.report.charts import plotly_js, to_div, trend_figure
-from harness.report.load import RUN_MARKERS
 from harness.report.pages import environment, href, short_error, write_atomically
 from harness.report.report import REPORT_FILE
+from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import (
     RunSummary,
     broken_summary,

@@ -15,15 +15,6 @@ from typing import Any
 
 from harness.report.charts import plotly_js, timeline_figure, to_div
 from harness.report.examples import CheckView, Table, check_views, records_table
-from harness.report.load import (
-    HISTORY_FILE,
-    PLAN_FILE,
-    RESULTS_FILE,
-    RunFiles,
-    dig,
-    load_run,
-    pod_names,
-)
 from harness.report.pages import (
     environment,
     flat_rows,
@@ -33,6 +24,15 @@ from harness.report.pages import (
     require_dir,
     short_error,
     write_atomically,
+)
+from harness.report.run_files import (
+    HISTORY_FILE,
+    PLAN_FILE,
+    RESULTS_FILE,
+    RunFiles,
+    dig,
+    pod_names,
+    read_run_files,
 )
 from harness.report.series import Timeline
 from harness.report.summary import EXIT_NAMES, RunSummary, format_duration, summarize
@@ -151,7 +151,7 @@ def render_report(run_dir: Path) -> Path:
     run_dir = require_dir(run_dir)
     errors: dict[str, str] = {}
     try:
-        files = load_run(run_dir)
+        files = read_run_files(run_dir)
         page = environment().get_template("report.html.j2").render(**_context(files, errors))
     except Exception as exc:  # the guard of last resort: a report must always exist
         page = _last_resort(run_dir, exc)

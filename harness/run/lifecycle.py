@@ -1,4 +1,5 @@
-"""One run, DESIGN.md §2: setup, load + faults, heal, drain, collect, check, report.
+"""One run (docs/architecture.md, "A run"): setup, load + faults, heal, drain, stop,
+collect, check, report.
 
 Every phase is timed into run.json; whatever breaks, the processes are stopped and what
 was collected stays in the run folder.
@@ -29,9 +30,9 @@ from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
-from harness.run.load import LoadClient
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import create_topics, lag, wait_drained
+from harness.run.traffic import LoadClient
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
@@ -97,16 +98,16 @@ class Run:
             self._phase("load", lambda: self._load(bootstrap))
             self._phase("heal", self._heal)
             drained, drain_s = self._phase("drain", lambda: self._drain(bootstrap))
-            self._phase("stop", self._stop_pods)
+            self._phase("stop", self._stop_workload)
             self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
-            self._phase("stop-kafka", self._stop_platform)
+            self._phase("stop-kafka", self._tear_down_placement)
             verdict = self._phase("check", self._check)
             return RunOutcome(self.run_dir, verdict, exit_code_for(verdict))
         except Exception as exc:
             self.info["error"] = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            self._stop_platform()
+            self._tear_down_placement()
             self.history.close()
             self.info["timings"] = self.timings
             self.info["verdict"] = verdict
@@ -247,7 +248,9 @@ class Run:
             return False, 0.0
         return wait_drained(bootstrap, self.config.application_id, self.config.drain_timeout_s)
 
-    def _stop_pods(self) -> None:
+    def _stop_workload(self) -> None:
+        """Everything but the brokers, which collection still reads: the pods (with what the
+        platform made for them), the state-dir watcher and the accounts updater."""
         if self.platform is not None:
             self.platform.teardown()
         self._stop_statedir()
@@ -259,7 +262,8 @@ class Run:
             statedir.stop()
             self.info["statedir_events"] = statedir.events
 
-    def _stop_platform(self) -> None:
+    def _tear_down_placement(self) -> None:
+        """The brokers too, and any process the registry still holds; only once."""
         placement, self.placement = self.placement, None  # once, even if called again
         if placement is not None:
             placement.teardown()

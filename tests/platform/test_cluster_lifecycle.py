@@ -75,6 +75,20 @@ def test_three_nodes_keep_acks_all_writes_through_a_broker_sigkill(tmp_path: Pat
         cluster.stop_broker(2)
         cluster.stop_broker(3)
         assert _read_all(victim.address, "survivor") == [b"before", b"during"]
+
+        # All three stopped together each finish a controlled shutdown; one by one, the
+        # last would wait for a quorum that is gone and be killed at the end of its grace.
+        cluster.restart_broker(2)
+        cluster.restart_broker(3)
+        logs = [tmp_path / "kafka" / f"broker-{n.node_id}.log" for n in cluster.nodes]
+        before = [log.stat().st_size for log in logs]
+        cluster.stop()
+        assert cluster.running_ids() == set()
+        for node, log, offset in zip(cluster.nodes, logs, before, strict=True):
+            with log.open("rb") as f:
+                f.seek(offset)
+                since_stop = f.read().decode(errors="replace")
+            assert f"[KafkaApi-{node.node_id}] Shutdown complete" in since_stop, node.node_id
     finally:
         registry.stop_all()
 

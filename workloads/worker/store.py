@@ -84,8 +84,3 @@ class KeyValueStore:
         """Close and delete every file of the store (used on corruption / invalid offset)."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
-
-
-def has_data_files(path: Path) -> bool:
-    """Whether a store directory exists with RocksDB files in it (without opening it)."""
-    return path.is_dir() and any(path.iterdir())

@@ -127,7 +127,7 @@ def pod_names(run_dir: Path) -> list[str]:
         return []
 
 
-def load_meta(run_dir: Path) -> RunFiles:
+def read_verdict_files(run_dir: Path) -> RunFiles:
     """run.json and results.json only: what the index and JUnit need (cheap)."""
     files = RunFiles(run_dir=run_dir)
     run, state = read_json_object(run_dir, RUN_FILE)
@@ -138,9 +138,9 @@ def load_meta(run_dir: Path) -> RunFiles:
     return files
 
 
-def load_run(run_dir: Path) -> RunFiles:
+def read_run_files(run_dir: Path) -> RunFiles:
     """Everything the report shows, including the history and the pods' commit events."""
-    files = load_meta(run_dir)
+    files = read_verdict_files(run_dir)
     plan, state = read_json_object(run_dir, PLAN_FILE)
     files.plan = plan or {}
     files.states.insert(1, state)
