@@ -8,12 +8,12 @@ calls); the only help they take from the worker is the control file's checkpoint
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from common.files import write_atomically
 from faults.model import Step
 from faults.platform import Platform
 
@@ -59,9 +59,7 @@ def write_control(path: Path, **settings: Any) -> None:
             current = {}
     current.update(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(current))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(current))
 
 
 def read_global_checkpoint(volume: Path, application_id: str) -> int | None:

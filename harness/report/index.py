@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from common.files import write_atomically
 from harness.report.charts import plotly_js, to_div, trend_figure
-from harness.report.pages import environment, href, short_error, write_atomically
+from harness.report.pages import environment, href, short_error
 from harness.report.report import REPORT_FILE
 from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import (

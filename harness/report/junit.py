@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from common.files import write_atomically
 from harness.report.expect import LostRun, bug_key, judge
-from harness.report.pages import require_dir, write_atomically
+from harness.report.pages import require_dir
 from harness.report.report import REPORT_FILE
 from harness.report.run_files import read_verdict_files
 from harness.report.summary import RunSummary, summarize, summarize_dir

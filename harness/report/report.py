@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from common.files import write_atomically
 from harness.report.charts import plotly_js, timeline_figure, to_div
 from harness.report.examples import CheckView, Table, check_views, records_table
 from harness.report.pages import (
@@ -23,7 +24,6 @@ from harness.report.pages import (
     human_size,
     require_dir,
     short_error,
-    write_atomically,
 )
 from harness.report.run_files import (
     HISTORY_FILE,

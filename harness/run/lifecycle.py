@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict
+from common.waiting import wait_until
 from faults.kinds import FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
@@ -148,18 +149,22 @@ class Run:
         return bootstrap
 
     def _wait_pods_running(self) -> None:
-        assert self.platform is not None
-        deadline = time.monotonic() + POD_READY_TIMEOUT_S
-        while time.monotonic() < deadline:
+        platform = self.platform
+        assert platform is not None
+
+        def all_running() -> bool:
             self._watch_deaths()
-            states = {p.name: self._client_state(p.name) for p in self.platform.pods()}
+            states = {p.name: self._client_state(p.name) for p in platform.pods()}
             self.progress.pods_up = sum(1 for s in states.values() if s == "RUNNING")
             self._sink(self.progress)
             if all(s == "RUNNING" for s in states.values()):
-                return
+                return True
             if self.deaths:
                 raise HarnessError(f"a pod exited at start: see {self.run_dir / 'pods'}")
-            time.sleep(0.5)
+            return False
+
+        if wait_until(all_running, POD_READY_TIMEOUT_S):
+            return
         raise HarnessError(f"pods not RUNNING after {POD_READY_TIMEOUT_S:.0f}s: see pods/*/")
 
     def _client_state(self, pod: str) -> str | None:
