@@ -128,6 +128,9 @@ class RunSummary:
     exit_code: int | None
     repro: str
     problems: list[FileState] = field(default_factory=list)
+    # The system under test (run.json config.sut). Runs of another SUT than the Python
+    # worker are observations (e.g. KAFKA-20685 on real Kafka Streams): no gate either way.
+    sut: str = "python"
 
     @property
     def label(self) -> str:
@@ -139,7 +142,7 @@ class RunSummary:
 
     @property
     def fixed_worker(self) -> bool:
-        return not self.bugs
+        return not self.bugs and self.sut == "python"
 
     @property
     def harness_failed(self) -> bool:
@@ -157,12 +160,16 @@ class RunSummary:
         missed, or the harness broke."""
         if self.harness_failed:
             return "harness failed"
+        if self.sut != "python":
+            return f"{self.sut} observed {self.label}"
         if self.fixed_worker:
             return "ok" if self.verdict is True else f"fixed worker {self.label}"
         return "bug caught" if self.detected else "bug missed"
 
     @property
     def expectation_met(self) -> bool:
+        if self.sut != "python":
+            return not self.harness_failed
         return self.outcome in ("ok", "bug caught")
 
     @property
@@ -197,6 +204,7 @@ def summarize(files: RunFiles) -> RunSummary:
         exit_code=exit_code,
         repro=repro_command(files.run_dir, run),
         problems=files.problems,
+        sut=str(config.get("sut") or "python"),
     )
 
 
