@@ -171,6 +171,6 @@ class NemesisSchedule(RuleBasedStateMachine):
 
 
 NemesisSchedule.TestCase.settings = settings(
-    max_examples=150, stateful_step_count=30, deadline=None
+    max_examples=100, stateful_step_count=30, deadline=None
 )
 test_nemesis_schedule = NemesisSchedule.TestCase
