@@ -24,7 +24,7 @@ def test_atomic_write_replaces_whole_and_leaves_no_temp(
         path = Path(tmp) / "f.json"
         write_atomically(path, first, durable=durable)
         write_atomically(path, second, durable=durable)
-        assert path.read_text(encoding="utf-8") == second
+        assert path.read_bytes() == second.encode("utf-8")  # exact: no newline translation
         assert [p.name for p in Path(tmp).iterdir()] == ["f.json"]
 
 
