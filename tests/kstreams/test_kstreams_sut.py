@@ -23,7 +23,9 @@ CONTROL = "__state.updater.enabled__=false"
 RUN_TIMEOUT_S = 1500
 
 
-def kchaos(results: Path, *args: str, timeout: float = RUN_TIMEOUT_S - 60) -> subprocess.CompletedProcess[str]:
+def kchaos(
+    results: Path, *args: str, timeout: float = RUN_TIMEOUT_S - 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
         capture_output=True, text=True, timeout=timeout,
