@@ -79,6 +79,12 @@ def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
     assert not any(tmp_path.iterdir())
 
 
+def test_stale_checkpoint_not_applicable_where_no_checkpoint_files_exist() -> None:
+    assert KafkaStreamsApp("4.1.2").not_applicable == {}
+    reason = KafkaStreamsApp("4.3.1").not_applicable["stale-checkpoint"]
+    assert "KIP-1035" in reason
+
+
 @pytest.mark.slow
 def test_app_builds_once_per_version_and_sources() -> None:
     first = build(default_version())
