@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from checker.model import Verdict
+from checker.model import Verdict, verdict_of_exit
 from harness.report.load import FileState, RunFiles, dig, load_meta
 
 RunVerdict = Verdict | None  # None: no results.json to read a verdict from
@@ -57,7 +57,6 @@ def verdict_of(raw: Any) -> RunVerdict:
 
 VERDICT_LABELS: dict[RunVerdict, str] = {True: "valid", False: "invalid", "unknown": "unknown"}
 VERDICT_CLASSES: dict[RunVerdict, str] = {True: "valid", False: "invalid"}
-VERDICT_OF_EXIT: dict[int, RunVerdict] = {0: True, 1: False, 2: "unknown"}
 
 
 def verdict_label(verdict: RunVerdict) -> str:
@@ -186,9 +185,9 @@ def summarize(files: RunFiles) -> RunSummary:
     started = parse_time(run.get("started_at"))
     exit_code = _int_or_none(run.get("exit_code"))
     verdict = verdict_of(dig(results, "verdict"))
-    if verdict is None and exit_code in VERDICT_OF_EXIT:
+    if verdict is None:
         # results.json lost but the run said how it ended: trust the exit code.
-        verdict = VERDICT_OF_EXIT[exit_code]
+        verdict = verdict_of_exit(exit_code)
     seed = config.get("seed", run.get("seed"))
     return RunSummary(
         run_dir=files.run_dir,
