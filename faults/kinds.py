@@ -144,6 +144,8 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
     if ctx.global_topic is None:
         raise RuntimeError("truncate-global needs the accounts topic")
     ctx.platform.kill_pod(step.target)
+    # Keep it down until the topic is cut (a killed pod comes back by restart policy).
+    ctx.platform.stop_pod(step.target)
     checkpoint = read_global_checkpoint(ctx.platform.volume(step.target), ctx.application_id)
     ctx.global_topic.republish()
     cut = ctx.global_topic.end_offset()

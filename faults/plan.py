@@ -206,8 +206,10 @@ def _kafka_8187(b: _Builder) -> dict[str, object]:
     b.add("kill", first, cleaned)
     b.add("kill", second, Trigger(slow_at))  # right after
     b.add("stop", pod_name(0), Trigger(slow_at), heal_after_s=0.5)
+    # The killed pods must stay down until their sessions time out (a restart policy would
+    # bring them back as the same static members, with their tasks).
     return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 7, "accounts": 400,
-            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
+            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500, "restart": "never"}
 
 
 def _kip_406(b: _Builder) -> dict[str, object]:

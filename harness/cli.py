@@ -67,6 +67,8 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--guarantee", "guarantee", str, "exactly_once_v2 (default) or at_least_once"),
     ("--bootstrap", "bootstrap", str, "use this Kafka instead of starting one (HOST:PORT)"),
     ("--platform", "platform", str, "where pods run: local (default) or docker"),
+    ("--restart", "restart", str,
+     "pod restart policy: always (default; an exited pod restarts after a back-off) or never"),
     ("--spark-master", "spark_master", str, "Spark master URL for the check (default local[*])"),
     ("--drain-timeout", "drain_timeout_s", float, "seconds to wait for the group to catch up"),
 ]

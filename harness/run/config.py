@@ -14,6 +14,7 @@ from harness.errors import UsageError
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 PLATFORMS = ("local", "docker")
+RESTART_POLICIES = ("always", "never")
 
 
 def known_bugs() -> tuple[str, ...]:
@@ -38,6 +39,7 @@ class RunConfig:
     guarantee: str = "exactly_once_v2"
     bootstrap: str | None = None
     platform: str = "local"
+    restart: str = "always"  # pod restart policy, as Kubernetes' restartPolicy
     partitions: int = 4
     accounts: int = 40
     duplicate_fraction: float = 0.05
@@ -90,6 +92,8 @@ def validate(config: RunConfig) -> RunConfig:
         (config.rate > 0, "--rate must be positive"),
         (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
         (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
+        (config.restart in RESTART_POLICIES,
+         f"--restart must be one of {', '.join(RESTART_POLICIES)}"),
         (config.partitions >= 1, "partitions must be at least 1"),
         (0 <= config.duplicate_fraction < 1, "duplicate fraction must be in [0, 1)"),
     ]

@@ -24,6 +24,7 @@ from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, HarnessError
 from harness.history import History
 from harness.platforms import Placement, open_platform
 from harness.platforms.base import WorkerConfig
+from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
@@ -73,6 +74,7 @@ class Run:
         self.info = runinfo.initial(self.run_dir, config, self.plan)
         self.placement: Placement | None = None
         self.platform: Platform | None = None
+        self.supervisor: SupervisedPlatform | None = None
         self.nemesis: Nemesis | None = None
         self.dead_pods: list[str] = []
         self.deaths: list[dict[str, Any]] = []
@@ -129,7 +131,11 @@ class Run:
         self.placement = open_platform(
             c.platform, self.run_dir, self.registry, worker, c.nodes, c.brokers, c.bootstrap
         )
-        self.platform = self.placement.platform
+        self.supervisor = SupervisedPlatform(
+            self.placement.platform, RestartPolicy(mode=c.restart), self.history.record
+        )
+        self.supervisor.start()
+        self.platform = self.supervisor
         bootstrap = self.placement.bootstrap
         self.info["bootstrap"] = bootstrap
         create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
@@ -207,16 +213,19 @@ class Run:
         self.progress.faults_applied = self.nemesis.applied
         self.progress.pods_up = sum(1 for p in self.platform.pods() if p.running)
 
-    def _watch_deaths(self) -> None:
-        """Pods that exited on their own (not by the nemesis) go into the history."""
+    def _watch_deaths(self) -> list[str]:
+        """Pods that exited on their own (not by the nemesis); the supervisor has put each
+        exit, with its cause, into the history and restarts the pod after its back-off."""
         assert self.platform is not None
-        for name, code in self.platform.poll():
-            death = {"target": name, "exit_code": code}
-            self.deaths.append(death)
-            self.history.record("harness", "info", "pod-exited", death)
+        exited = self.platform.poll()
+        for name, code in exited:
+            self.deaths.append({"target": name, "exit_code": code})
+        return [name for name, _ in exited]
 
     def _heal(self) -> None:
-        """Bring every original pod back; one that dies again at once stays dead."""
+        """Bring every original pod back (a start also ends a restart back-off). One that
+        exits again within the death watch, or is down at its end, is reported dead: it
+        explains a stall; `unavailable` itself is judged on the drain."""
         assert self.platform is not None
         self._watch_deaths()
         restarted = []
@@ -226,14 +235,15 @@ class Run:
                 self.platform.start_pod(pod.name)
                 restarted.append(pod.name)
                 self.history.record("harness", "info", "heal-start", {"target": pod.name})
+        crashed: set[str] = set()
         if restarted:
             deadline = time.monotonic() + DEATH_WATCH_S
             while time.monotonic() < deadline:
                 time.sleep(0.5)
-                self._watch_deaths()
+                crashed.update(self._watch_deaths())
         self.dead_pods = [
             pod_name(i) for i in range(self.config.pods)
-            if not self.platform.pod(pod_name(i)).running
+            if pod_name(i) in crashed or not self.platform.pod(pod_name(i)).running
         ]
 
     def _drain(self, bootstrap: str) -> tuple[bool, float]:
@@ -248,6 +258,8 @@ class Run:
         self.accounts.close()
 
     def _stop_platform(self) -> None:
+        if self.supervisor is not None:
+            self.supervisor.stop()  # clean-up never restarts a pod just to stop it
         placement, self.placement = self.placement, None  # once, even if called again
         if placement is not None:
             placement.teardown()
@@ -261,6 +273,7 @@ class Run:
             "guarantee": c.guarantee, "partitions": c.partitions,
             "application_id": c.application_id, "drained": drained, "drain_seconds": drain_s,
             "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),
+            "restarts": self.supervisor.restart_count() if self.supervisor else 0,
         }
         self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
                                                        c.application_id, meta))

@@ -23,6 +23,9 @@ from workloads.worker.trace import Tracer
 log = logging.getLogger(__name__)
 MAIN = "main"
 STALL_S = 120.0
+# Exit code when the watchdog finds a stalled stream thread; the harness's supervisor
+# (harness/platforms/supervised.py) reads it as cause "watchdog".
+WATCHDOG_EXIT = 3
 
 
 class StreamsApp:
@@ -93,7 +96,7 @@ class StreamsApp:
             self._wake.wait(0.5)
             self._wake.clear()
             if self._stalled():
-                return 1
+                return WATCHDOG_EXIT
         err = self.failed()
         if err is not None:
             self.tracer.emit(MAIN, "fatal", error=f"{type(err).__name__}: {err}")
