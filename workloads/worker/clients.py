@@ -92,6 +92,16 @@ def send_offsets_to_transaction(
              "send_offsets_to_transaction", timeout_ms)
 
 
+def fencing_error(error: BaseException) -> Errors.KafkaError | None:
+    """The ProducerFenced / FencedInstanceId inside an error, if any: kafka-python wraps the
+    fatal error of an earlier request into a plain KafkaError raised by the next call."""
+    fenced = (Errors.ProducerFencedError, Errors.FencedInstanceIdError)
+    for candidate in (error, *getattr(error, "args", ()), error.__cause__):
+        if isinstance(candidate, fenced):
+            return candidate
+    return None
+
+
 def newer_incarnation(cfg: WorkerConfig, instance_id: str, member_id: str | None) -> bool:
     """After a ProducerFenced: is another live member of the group using this thread's
     static instance id (this process is a zombie: fatal), or not (the transaction

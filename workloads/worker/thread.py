@@ -74,6 +74,7 @@ class StreamThread(threading.Thread):
         self.last_loop = time.monotonic()  # the client's watchdog reads it
         self._unhealthy_since: float | None = None
         self._no_coordinator_since: float | None = None
+        self._last_zombie_check = 0.0
         self._fatal: BaseException | None = None
 
     # -- setup -----------------------------------------------------------------------
@@ -150,6 +151,8 @@ class StreamThread(threading.Thread):
     def _run_once(self) -> None:
         if self._fatal is not None:
             raise Fenced(f"fenced by a newer incarnation of this pod: {self._fatal}")
+        if self._heartbeat_fenced():
+            raise Fenced("fenced by a newer incarnation of this pod: heartbeat stopped")
         busy = self.tm.restoring() or self.reader.has_work()
         timeout = 0 if busy else 50
         if not self._group_healthy():
@@ -184,16 +187,16 @@ class StreamThread(threading.Thread):
             if (time.monotonic() - self._last_commit) * 1000 >= self.cfg.commit_interval_ms:
                 self._commit()
                 self.tm.checkpoint_standbys()
-        except Errors.FencedInstanceIdError as e:
-            raise Fenced(f"fenced by a newer incarnation of this pod: {e}") from e
-        except Errors.ProducerFencedError as e:
-            # The transaction coordinator moved, or a rebalance bumped the epoch: Kafka
-            # Streams' TaskMigrated, unless a newer process owns this thread's instance id.
-            if self._zombie():
-                raise Fenced(f"fenced by a newer incarnation of this pod: {e}") from e
-            self._task_migrated(e, renew_producer=True)
         except Errors.KafkaError as e:
-            self._task_migrated(e)
+            fenced = clients.fencing_error(e)
+            if fenced is None:
+                self._task_migrated(e)
+            # A ProducerFenced (the transaction coordinator moved, an epoch was bumped) is
+            # Kafka Streams' TaskMigrated, unless a newer process owns this instance id.
+            elif isinstance(fenced, Errors.FencedInstanceIdError) or self._zombie():
+                raise Fenced(f"fenced by a newer incarnation of this pod: {fenced}") from e
+            else:
+                self._task_migrated(fenced, renew_producer=True)
         if (
             self._assigned_once and self._pending is None and self.state != "RUNNING"
             and self.tm.all_ready()
@@ -234,6 +237,20 @@ class StreamThread(threading.Thread):
             self.cfg, self.tname, self.assignor, StreamThreadListener(self)
         )
         self._set_state("STARTING")
+
+    def _heartbeat_fenced(self) -> bool:
+        """kafka-python's heartbeat thread swallows FencedInstanceId (it only stops
+        heartbeating): a stable member that no longer heartbeats asks the group, at most
+        every few seconds, whether a newer process holds its instance id."""
+        meta = self._group_meta
+        if (meta is None or meta.state != MemberState.STABLE
+                or getattr(self.consumer._coordinator, "_heartbeat_enabled", True)):
+            return False
+        now = time.monotonic()
+        if now - self._last_zombie_check < 5.0:
+            return False
+        self._last_zombie_check = now
+        return self._zombie()
 
     def _zombie(self) -> bool:
         """Does a newer process hold this thread's static instance id?"""
@@ -347,13 +364,14 @@ class StreamThread(threading.Thread):
             try:
                 clients.abort_transaction(self.producer)
                 self.tracer.emit(self.tname, "txn-abort")
-            except (Errors.FencedInstanceIdError, Errors.ProducerFencedError) as e:
-                if isinstance(e, Errors.FencedInstanceIdError) or self._zombie():
-                    self._fatal = e  # never fence the live incarnation back: die instead
+            except Errors.KafkaError as e:
+                fenced = clients.fencing_error(e)
+                if fenced is not None and (
+                    isinstance(fenced, Errors.FencedInstanceIdError) or self._zombie()
+                ):
+                    self._fatal = fenced  # never fence the live incarnation back: die instead
                 else:
                     renew_producer = True
-            except Errors.KafkaError:
-                renew_producer = True
         if renew_producer and self.cfg.eos and self._fatal is None:
             self.producer.close(timeout=5)
             self.producer = clients.new_producer(self.cfg, self.tname)
