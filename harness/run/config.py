@@ -89,6 +89,7 @@ def validate(config: RunConfig) -> RunConfig:
         (config.threads >= 1, "--threads must be at least 1"),
         (0 <= config.standbys < max(config.pods, 1) + 1, "--standbys must be 0..pods"),
         (config.brokers in (1, 3), "--brokers must be 1 or 3"),
+        (config.profile != "broker" or config.brokers == 3, "--profile broker needs --brokers 3"),
         (config.rate > 0, "--rate must be positive"),
         (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
         (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
