@@ -1,5 +1,6 @@
 """End to end, through the CLI: each targeted profile catches its switch (the seed bugs and
-the mutants that got a profile of their own) with the expected anomaly class; the fixed worker passes the very same plan; repro brings an anomaly back.
+the mutants with a profile of their own) with the expected anomaly class; the fixed worker
+passes the very same plan; repro brings an anomaly back.
 
 Every run is the real thing: its own Kafka broker, worker processes, the nemesis, Spark.
 """
