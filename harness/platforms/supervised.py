@@ -28,7 +28,7 @@ from faults.platform import Platform, Pod
 # The worker's exit code when its watchdog finds a stalled stream thread
 # (workloads/worker/app.py; the worker does not import the harness, so it is repeated there).
 WATCHDOG_EXIT = 3
-TICK_S = 0.2
+TICK_S = 0.5  # a docker poll asks the engine about every container
 
 Record = Callable[[str, str, str, dict[str, Any]], None]
 

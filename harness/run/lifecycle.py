@@ -157,7 +157,9 @@ class Run:
             self._sink(self.progress)
             if all(s == "RUNNING" for s in states.values()):
                 return
-            if self.deaths:
+            if self.deaths and self.config.restart == "never":
+                # (With a restart policy the pod gets its restarts; one that cannot come up
+                # ends as the timeout below.)
                 raise HarnessError(f"a pod exited at start: see {self.run_dir / 'pods'}")
             time.sleep(0.5)
         raise HarnessError(f"pods not RUNNING after {POD_READY_TIMEOUT_S:.0f}s: see pods/*/")
