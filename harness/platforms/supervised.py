@@ -30,7 +30,7 @@ from faults.platform import Platform, Pod
 WATCHDOG_EXIT = 3
 TICK_S = 0.5  # a docker poll asks the engine about every container
 
-Record = Callable[[str, str, str, dict[str, Any]], None]
+Record = Callable[[str, str, str, dict[str, Any]], object]  # History.record
 
 
 @dataclass(frozen=True)

@@ -93,15 +93,15 @@ def _add_bands(fig: go.Figure, tl: Timeline, pods: Sequence[str]) -> None:
         )
     for what, symbol, colour in (("pod-exited", "x", "#cf222e"),
                                  ("pod-restarted", "triangle-up", "#1a7f37")):
-        mine = [e for e in tl.pod_events if e.what == what]
-        if mine:
+        events = [e for e in tl.pod_events if e.what == what]
+        if events:
             fig.add_trace(
                 go.Scatter(
                     name=what.removeprefix("pod-"), legendgroup="pods",
                     legendgrouptitle_text="pod processes", mode="markers",
-                    x=[e.at_s for e in mine], y=[e.target for e in mine],
+                    x=[e.at_s for e in events], y=[e.target for e in events],
                     marker={"symbol": symbol, "size": 11, "color": colour},
-                    customdata=[e.text for e in mine],
+                    customdata=[e.text for e in events],
                     hovertemplate=f"<b>{what}</b> %{{y}} at %{{x:.1f}} s<br>"
                                   "%{customdata}<extra></extra>",
                 ),
@@ -126,12 +126,12 @@ def timeline_figure(tl: Timeline, pods: Sequence[str]) -> go.Figure:
         shared_xaxes=True,
         vertical_spacing=0.05,
         row_heights=[0.22, 0.28, 0.25, 0.25],
-        subplot_titles=(
+        subplot_titles=[
             f"faults per pod and broker (from {tl.band_source})",
             "client throughput (acks/s)",
             "consumer lag (records acked - committed)",
             "transaction commits per pod (/s)",
-        ),
+        ],
     )
     _add_bands(fig, tl, pods)
     fig.add_trace(

@@ -15,7 +15,6 @@ from typing import Any
 
 import kafka.errors as Errors
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 
 from workloads.worker.config import WorkerConfig
@@ -27,7 +26,7 @@ MEMBERSHIP_TIMEOUT_MS = 5_000
 
 
 def new_consumer(
-    cfg: WorkerConfig, tname: str, assignor: Any, listener: ConsumerRebalanceListener
+    cfg: WorkerConfig, tname: str, assignor: Any, listener: Any
 ) -> KafkaConsumer:
     consumer = KafkaConsumer(
         bootstrap_servers=cfg.bootstrap,
@@ -37,6 +36,7 @@ def new_consumer(
         enable_auto_commit=False,
         isolation_level="read_committed" if cfg.eos else "read_uncommitted",
         auto_offset_reset="earliest",
+        # kafka-python takes assignor instances too; its stub lists classes only
         partition_assignment_strategy=[assignor],
         session_timeout_ms=cfg.session_timeout_ms,
         heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
@@ -45,6 +45,7 @@ def new_consumer(
     # Know the input topic before the first join: otherwise the leader assigns nothing
     # and an immediate second rebalance follows.
     consumer.partitions_for_topic(cfg.input_topic)
+    # the 3.0.11 stub lacks AsyncConsumerRebalanceListener, which 3.0.12 accepts
     consumer.subscribe([cfg.input_topic], listener=listener)
     return consumer
 
@@ -70,8 +71,9 @@ def new_producer(cfg: WorkerConfig, tname: str) -> KafkaProducer:
 
 def _bounded(producer: KafkaProducer, begin: Callable[[Any], Any], what: str,
              timeout_ms: int) -> None:
-    result = begin(producer._transaction_manager)
-    producer._sender.wakeup()
+    # private: the public calls wait without a bound (see the module doc)
+    result = begin(producer._transaction_manager)  # type: ignore[attr-defined]
+    producer._sender.wakeup()  # type: ignore[attr-defined]
     if not result.wait(timeout_ms=timeout_ms):  # raises the call's error if it failed
         raise Errors.KafkaTimeoutError(f"{what} not done after {timeout_ms} ms")
 

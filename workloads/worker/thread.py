@@ -208,7 +208,7 @@ class StreamThread(threading.Thread):
         coordinator for NO_COORDINATOR_S (broker crash), or is unstable for longer than a
         few session timeouts (a client hang), is replaced: tasks close dirty, it rejoins."""
         meta = self._group_meta
-        coordinator_known = not self.consumer._coordinator.coordinator_unknown()
+        coordinator_known = not self.consumer._coordinator.coordinator_unknown()  # type: ignore[attr-defined]
         healthy = meta is not None and meta.state == MemberState.STABLE and coordinator_known
         now = time.monotonic()
         if healthy:
@@ -243,8 +243,9 @@ class StreamThread(threading.Thread):
         heartbeating): a stable member that no longer heartbeats asks the group, at most
         every few seconds, whether a newer process holds its instance id."""
         meta = self._group_meta
+        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
         if (meta is None or meta.state != MemberState.STABLE
-                or getattr(self.consumer._coordinator, "_heartbeat_enabled", True)):
+                or getattr(coordinator, "_heartbeat_enabled", True)):
             return False
         now = time.monotonic()
         if now - self._last_zombie_check < 5.0:
@@ -254,7 +255,8 @@ class StreamThread(threading.Thread):
 
     def _zombie(self) -> bool:
         """Does a newer process hold this thread's static instance id?"""
-        generation = getattr(self.consumer._coordinator, "_generation", None)
+        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
+        generation = getattr(coordinator, "_generation", None)
         member_id = getattr(generation, "member_id", None)
         return clients.newer_incarnation(
             self.cfg, f"{self.cfg.instance_id}-{self.tname}", member_id
@@ -302,7 +304,11 @@ class StreamThread(threading.Thread):
 
     @staticmethod
     def _trace_offsets(offsets: dict[TopicPartition, OffsetAndMetadata]) -> dict[str, int]:
-        return {str(tp.partition): om.offset for tp, om in sorted(offsets.items())}
+        return {
+            str(tp.partition): om.offset
+            for tp, om in sorted(offsets.items())
+            if om.offset is not None  # never None: _offsets builds them from next offsets
+        }
 
     def _commit(self, in_listener: bool = False) -> dict[TopicPartition, OffsetAndMetadata]:
         """Commit all tasks of the thread. Returns offsets the caller still has to commit
@@ -315,6 +321,8 @@ class StreamThread(threading.Thread):
                 return {}
             if offsets and not self.cfg.bug(bugs.OFFSETS_OUTSIDE_TXN):
                 meta = self._group_meta if in_listener else self.consumer.group_metadata()
+                if meta is None:
+                    raise RuntimeError("no group metadata: the consumer has not joined")
                 clients.send_offsets_to_transaction(self.producer, offsets, meta)
             records = self.collector.count
             clients.commit_transaction(self.producer)

@@ -23,7 +23,9 @@ class StreamThreadListener(AsyncConsumerRebalanceListener):
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         offsets = self.t.prepare_revocation()
         if offsets:  # at-least-once: commit the consumed offsets before the group moves on
-            await self.t.consumer._coordinator._commit_offsets_sync_async(offsets)
+            # private: kafka-python offers no public commit that may be awaited in a listener
+            coordinator = self.t.consumer._coordinator  # type: ignore[attr-defined]
+            await coordinator._commit_offsets_sync_async(offsets)
         self.t.finish_revocation()
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
