@@ -291,6 +291,7 @@ class Run:
             "restarts": self.supervisor.restart_count() if self.supervisor else 0,
             "sut": self.sut.name, "not_applicable": dict(self.sut.not_applicable),
         }
+        self.info["restarts"] = meta["restarts"]
         self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
                                                        c.application_id, meta))
 

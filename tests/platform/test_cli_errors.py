@@ -38,3 +38,13 @@ def test_missing_java_says_what_to_install(tmp_path: Path) -> None:
     assert result.returncode == 254
     assert "`java` not found" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_bad_restart_policy_and_broker_profile_on_one_broker_exit_254(tmp_path: Path) -> None:
+    for args, says in ((["--restart", "sometimes"], "--restart"),
+                       (["--profile", "broker"], "--brokers 3")):
+        result = _kchaos("--results-dir", str(tmp_path), "run", *args)
+        assert result.returncode == 254, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0]
+    assert not any(tmp_path.iterdir()), "nothing written before the run starts"
