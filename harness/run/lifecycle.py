@@ -284,12 +284,15 @@ class Run:
         if self.nemesis is not None:
             with contextlib.suppress(Exception):
                 self.nemesis.stop_without_heal()
-        if self.platform is None:
+        if self.supervisor is not None:
+            self.supervisor.stop()  # nothing killed here is restarted (nor a nemesis kill)
+        platform = self.supervisor.inner if self.supervisor is not None else self.platform
+        if platform is None:
             return
-        for pod in self.platform.pods():
+        for pod in platform.pods():
             if pod.running:
                 with contextlib.suppress(Exception):
-                    self.platform.kill_pod(pod.name)
+                    platform.kill_pod(pod.name)
 
     def _stop_statedir(self) -> None:
         statedir, self.statedir = self.statedir, None
