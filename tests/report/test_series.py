@@ -79,3 +79,11 @@ def test_pod_exits_and_restarts_are_on_the_timeline_with_their_cause() -> None:
     assert tl.pod_events[0].text == "cause nemesis-kill, signal SIGKILL"
     fig = timeline_figure(tl, ["pod-0", "pod-1"])
     assert {t.name for t in fig.data} >= {"exited", "restarted"}
+
+
+def test_commit_keys_int_refuses_are_not_partitions() -> None:
+    # Found by test_corrupt_files_never_crash: "\x1e6" passed str.isdigit after strip()
+    # and int() raised, so the whole report fell back to its error page.
+    assert partition_of("\x1e6") == 6  # stripped first, then given to int()
+    assert partition_of("²") is None
+    assert partition_of(" 7 ") == 7 and partition_of("-1") == -1
