@@ -7,14 +7,18 @@ the harness uses, and a teardown for what it started.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from faults.kinds import Brokers
+from faults.kinds import Brokers, Network
 from faults.platform import Platform
+from harness.errors import UsageError
 from harness.platforms.base import WorkerConfig
 from harness.procs import ProcessRegistry
+
+# Fault kinds a platform cannot apply (local processes share the host's network).
+UNSUPPORTED_FAULTS = {"local": {"partition"}, "docker": set()}
 
 
 @dataclass
@@ -23,6 +27,7 @@ class Placement:
     brokers: Brokers | None
     bootstrap: str
     teardown: Callable[[], None]
+    network: Network | None = None
 
 
 def open_platform(
@@ -43,8 +48,13 @@ def open_platform(
     return Placement(platform, cluster, bootstrap, platform.teardown)
 
 
-def require_platform(name: str) -> None:
-    """Fail at once, before a run folder exists, if the platform cannot run here."""
+def require_platform(name: str, faults: Iterable[str] = ()) -> None:
+    """Fail at once, before a run folder exists, if the platform cannot run here or
+    cannot apply one of the plan's fault kinds."""
+    refused = sorted(set(faults) & UNSUPPORTED_FAULTS.get(name, set()))
+    if refused:
+        raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: "
+                         "use --platform docker, or a profile without it")
     if name == "docker":
         from harness.platforms.docker import require_engine
 
@@ -53,6 +63,7 @@ def require_platform(name: str) -> None:
 
 def _docker(run_dir: Path, worker: WorkerConfig, nodes: int, brokers: int) -> Placement:
     from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
+    from harness.platforms.docker_network import DockerNetwork
 
     kafka = DockerKafka(run_dir, run_dir.name, brokers)
     kafka.start()
@@ -69,4 +80,5 @@ def _docker(run_dir: Path, worker: WorkerConfig, nodes: int, brokers: int) -> Pl
             # Containers only: volumes may hold state someone wants to look at.
             cleanup_run(kafka.client, run_dir.name, volumes=False)
 
-    return Placement(platform, kafka, kafka.bootstrap, teardown)
+    return Placement(platform, kafka, kafka.bootstrap, teardown,
+                     DockerNetwork(kafka.client, kafka.network, platform, kafka))

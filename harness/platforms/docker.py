@@ -34,17 +34,18 @@ from kafka.errors import KafkaError
 from harness.errors import HarnessError, UsageError
 from harness.kafka.cluster import READY_TIMEOUT_S, describe_brokers, free_port, new_cluster_id
 from harness.platforms import docker_engine as engine
+from harness.platforms import docker_images as images
 from harness.platforms import docker_specs as specs
 from harness.platforms.base import LOG_FILE, Pod, PodInventory, WorkerConfig
-from harness.platforms.docker_engine import cleanup_run, ensure_worker_image, require_engine
+from harness.platforms.docker_engine import cleanup_run, require_engine
+from harness.platforms.docker_images import ensure_kafka_image, ensure_worker_image
 from harness.platforms.docker_specs import kafka_container_spec, pod_container_spec, pod_volume_spec
 
 # -- brokers ------------------------------------------------------------------------------
 
 class DockerKafka:
-    """KafkaCluster's interface with brokers as containers. testcontainers' KafkaContainer
-    does not fit: it drives the Confluent image's scripts, one node, log-line readiness;
-    here it is apache/kafka, static quorum of 1 or 3, readiness by an admin call."""
+    """KafkaCluster's interface with brokers as containers (dockerfiles/kafka.Dockerfile's
+    image), static quorum of 1 or 3, readiness by an admin call."""
 
     def __init__(self, run_dir: Path, run_id: str, size: int = 1, *,
                  client: docker.DockerClient | None = None, network: str | None = None,
@@ -54,7 +55,8 @@ class DockerKafka:
         self.run_dir, self.run_id, self.size = run_dir, run_id, size
         self.client = client or engine.docker_client()
         self.network = network or specs.default_network(run_id)
-        self.image = image or specs.kafka_image()
+        # The pinned release's image, built here from the harness's jars the first time.
+        self.image = image or images.ensure_kafka_image(images.build_client())
         self.heap, self.cluster_id = heap, new_cluster_id()
         self.host_ports = {n: free_port() for n in range(1, size + 1)}
         self._containers: dict[int, Any] = {}
@@ -76,7 +78,7 @@ class DockerKafka:
 
     def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
         engine.ensure_network(self.client, self.network, self.run_id)
-        for node_id in self.host_ports:  # run() pulls the image the first time
+        for node_id in self.host_ports:
             self._containers[node_id] = self.client.containers.run(**self.spec(node_id))
         self.wait_ready(timeout_s)
 
@@ -130,6 +132,10 @@ class DockerKafka:
             time.sleep(0.5)
         raise HarnessError(f"Kafka containers not ready after {timeout_s:.0f}s ({last_error})")
 
+    def broker_container(self, node_id: int) -> Any:
+        """The broker's container (the same one across its restarts)."""
+        return self._container(node_id)
+
     def _container(self, node_id: int) -> Any:
         if node_id not in self._containers:
             raise UsageError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
@@ -163,7 +169,7 @@ class DockerPlatform(PodInventory):
         self.run_id = run_id or run_dir.name
         self.worker = replace(worker, bootstrap=bootstrap) if bootstrap else worker
         self.client = client or engine.docker_client()
-        self.image = image or engine.ensure_worker_image(self.client)
+        self.image = image or images.ensure_worker_image(images.build_client())
         self.network = network or specs.default_network(self.run_id)
         self.host_volumes = host_volumes
         self.user = user if user is not None else f"{os.getuid()}:{os.getgid()}"
@@ -297,6 +303,12 @@ class DockerPlatform(PodInventory):
         if failures:
             raise HarnessError(f"could not stop pods: {'; '.join(failures)}")
 
+    def pod_container(self, name: str) -> Any | None:
+        """The container of the pod's current incarnation; None while it is not running."""
+        with self._lock:
+            self.pod(name)
+            return self._containers.get(name)
+
     # -- internals ------------------------------------------------------------------------
 
     def _ensure_volume(self, name: str) -> str:
@@ -336,6 +348,6 @@ class DockerPlatform(PodInventory):
 
 
 __all__ = [  # one entry point: the engine helpers and spec builders are re-exported
-    "DockerKafka", "DockerPlatform", "cleanup_run", "ensure_worker_image",
+    "DockerKafka", "DockerPlatform", "cleanup_run", "ensure_kafka_image", "ensure_worker_image",
     "kafka_container_spec", "pod_container_spec", "pod_volume_spec", "require_engine",
 ]

@@ -12,6 +12,7 @@ from rich.live import Live
 from rich.table import Table
 
 from faults.model import Plan
+from faults.plan import plan as draw_plan
 from harness.console import err, out
 from harness.errors import UsageError
 from harness.results import read_json
@@ -37,6 +38,13 @@ def _progress_table(config: RunConfig, progress: Progress) -> Table:
 
 
 def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> RunOutcome:
+    from harness.platforms import require_platform
+
+    plan = plan or draw_plan(
+        config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
+    )
+    # Before the run folder exists: an engine that answers, faults the platform can apply.
+    require_platform(config.platform, (step.fault for step in plan.steps))
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
     err.print(
@@ -66,11 +74,9 @@ def _print_verdict(outcome: RunOutcome) -> None:
 
 
 def run(explicit: dict[str, Any], results_dir: Path) -> int:
-    from harness.platforms import require_platform
     from harness.run.config import resolve
 
     config = resolve(explicit)
-    require_platform(config.platform)
     return execute(config, results_dir).exit_code
 
 
