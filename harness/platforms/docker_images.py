@@ -63,15 +63,16 @@ def ensure_base_image(client: docker.DockerClient) -> str:
     return name
 
 
-def ensure_kafka_image(client: docker.DockerClient) -> str:
+def ensure_kafka_image(client: docker.DockerClient, tag: str | None = None,
+                       nocache: bool = False) -> str:
     """`kchaos-kafka:<version>` with the pinned jars; built when missing or stale."""
     version = kafka_version()
-    tag = f"{specs.KAFKA_IMAGE_REPO}:{version}"
+    tag = tag or f"{specs.KAFKA_IMAGE_REPO}:{version}"
     libs = kafka_libs(version)
     jars = sorted(libs.glob("*.jar"))
     inputs = _digest([KAFKA_DOCKERFILE, KAFKA_RUN, LOG4J_CONFIG],
                      extra=[base_image(), *(j.name for j in jars)])
-    if _label(client, tag) == inputs:
+    if not nocache and _label(client, tag) == inputs:
         return tag
     base = ensure_base_image(client)
     with tempfile.TemporaryDirectory(prefix="kchaos-kafka-image-") as tmp:
@@ -82,20 +83,21 @@ def ensure_kafka_image(client: docker.DockerClient) -> str:
         (context / "libs").mkdir()
         for jar in jars:
             shutil.copy(jar, context / "libs" / jar.name)
-        _build(client, context, "Dockerfile", tag, base, {LABEL_INPUTS: inputs,
-                                                            specs.LABEL_ROLE: "kafka-image"})
+        _build(client, context, "Dockerfile", tag, base,
+               {LABEL_INPUTS: inputs, specs.LABEL_ROLE: "kafka-image"}, nocache)
     return tag
 
 
-def ensure_worker_image(client: docker.DockerClient, tag: str | None = None) -> str:
+def ensure_worker_image(client: docker.DockerClient, tag: str | None = None,
+                        nocache: bool = False) -> str:
     """The worker image of the current sources, built from the repo's Dockerfile once."""
     tag = tag or specs.worker_image_tag(base=base_image())
-    if _exists(client, tag):
+    if not nocache and _exists(client, tag):
         return tag
     base = ensure_base_image(client)
     copy_host_certificates()
     _build(client, specs.REPO_ROOT, "Dockerfile", tag, base,
-           {specs.LABEL_ROLE: "worker-image"})
+           {specs.LABEL_ROLE: "worker-image"}, nocache)
     return tag
 
 
@@ -112,7 +114,7 @@ def copy_host_certificates() -> list[str]:
 
 
 def _build(client: docker.DockerClient, context: Path, dockerfile: str, tag: str, base: str,
-           labels: dict[str, str]) -> None:
+           labels: dict[str, str], nocache: bool = False) -> None:
     log = Path(tempfile.gettempdir()) / f"kchaos-build-{tag.replace(':', '-')}.log"
     lines: list[str] = []
     try:
@@ -121,6 +123,7 @@ def _build(client: docker.DockerClient, context: Path, dockerfile: str, tag: str
         _, stream = client.images.build(
             path=str(context), dockerfile=dockerfile, tag=tag, rm=True, forcerm=True,
             buildargs={"BASE_IMAGE": base}, network_mode="host", labels=labels,
+            nocache=nocache,
         )
         lines = [str(chunk.get("stream", "")) for chunk in stream]
     except BuildError as exc:
