@@ -24,10 +24,10 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.platforms import docker_images as images
-from harness.platforms.base import WorkerConfig
 from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
 from harness.platforms.docker_engine import require_engine
 from harness.run.topics import create_topics
+from harness.sut.base import PodSettings
 
 console = Console()
 
@@ -67,7 +67,7 @@ def start_figures(starts: int) -> list[tuple[str, float]]:
     try:
         rows.append(("broker container start -> admin call answers", timed(kafka.start)))
         create_topics(kafka.bootstrap, 4, replication=1)
-        worker = WorkerConfig(bootstrap=kafka.internal_bootstrap, application_id="bench-app",
+        worker = PodSettings(bootstrap=kafka.internal_bootstrap, application_id="bench-app",
                               threads=1, standbys=0, guarantee="exactly_once_v2")
         platform = DockerPlatform(root / "run", worker, 1, run_id=run_id,
                                   client=kafka.client, network=kafka.network)

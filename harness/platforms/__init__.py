@@ -14,8 +14,8 @@ from pathlib import Path
 from faults.kinds import Brokers, Network
 from faults.platform import Platform
 from harness.errors import UsageError
-from harness.platforms.base import WorkerConfig
 from harness.procs import ProcessRegistry
+from harness.sut.base import PodSettings, SystemUnderTest
 
 # Fault kinds a platform cannot apply (local processes share the host's network).
 UNSUPPORTED_FAULTS = {"local": {"partition"}, "docker": set()}
@@ -31,11 +31,11 @@ class Placement:
 
 
 def open_platform(
-    name: str, run_dir: Path, registry: ProcessRegistry, worker: WorkerConfig,
-    nodes: int, brokers: int, bootstrap: str | None,
+    name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
+    settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
 ) -> Placement:
     if name == "docker":
-        return _docker(run_dir, worker, nodes, brokers)
+        return _docker(run_dir, settings, nodes, brokers)
     from harness.kafka.cluster import KafkaCluster
     from harness.platforms.local import LocalPlatform
 
@@ -44,13 +44,17 @@ def open_platform(
         cluster = KafkaCluster(run_dir, registry, size=brokers)
         cluster.start()
         bootstrap = cluster.bootstrap
-    platform = LocalPlatform(run_dir, registry, replace(worker, bootstrap=bootstrap), nodes)
+    platform = LocalPlatform(
+        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes
+    )
     return Placement(platform, cluster, bootstrap, platform.teardown)
 
 
-def require_platform(name: str, faults: Iterable[str] = ()) -> None:
-    """Fail at once, before a run folder exists, if the platform cannot run here or
-    cannot apply one of the plan's fault kinds."""
+def require_platform(name: str, sut: str = "python", faults: Iterable[str] = ()) -> None:
+    """Fail at once, before a run folder exists, if the platform cannot run here, cannot
+    run the SUT, or cannot apply one of the plan's fault kinds."""
+    if name == "docker" and sut != "python":
+        raise UsageError(f"--sut {sut} runs on --platform local only (its image is not built)")
     refused = sorted(set(faults) & UNSUPPORTED_FAULTS.get(name, set()))
     if refused:
         raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: "
@@ -61,14 +65,14 @@ def require_platform(name: str, faults: Iterable[str] = ()) -> None:
         require_engine()
 
 
-def _docker(run_dir: Path, worker: WorkerConfig, nodes: int, brokers: int) -> Placement:
+def _docker(run_dir: Path, settings: PodSettings, nodes: int, brokers: int) -> Placement:
     from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
     from harness.platforms.docker_network import DockerNetwork
 
     kafka = DockerKafka(run_dir, run_dir.name, brokers)
     kafka.start()
     platform = DockerPlatform(
-        run_dir, replace(worker, bootstrap=kafka.internal_bootstrap), nodes,
+        run_dir, replace(settings, bootstrap=kafka.internal_bootstrap), nodes,
         run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
     )
 

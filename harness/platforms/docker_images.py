@@ -125,9 +125,9 @@ def _build(client: docker.DockerClient, context: Path, dockerfile: str, tag: str
             buildargs={"BASE_IMAGE": base}, network_mode="host", labels=labels,
             nocache=nocache,
         )
-        lines = [str(chunk.get("stream", "")) for chunk in stream]
+        lines = [_text(chunk) for chunk in stream]
     except BuildError as exc:
-        lines = [str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log]
+        lines = [_text(chunk) for chunk in exc.build_log]
         log.write_text("".join(lines))
         last = [line.strip() for line in lines if line.strip()][-1:] or [str(exc.msg)]
         raise HarnessError(f"building {tag} failed ({last[0][:160]}): see {log}") from None
@@ -135,6 +135,13 @@ def _build(client: docker.DockerClient, context: Path, dockerfile: str, tag: str
         raise HarnessError(f"building {tag}: the engine failed ({_first_line(exc)}); "
                            "check `scripts/docker-engine.sh status`") from None
     log.write_text("".join(lines))
+
+
+def _text(chunk: object) -> str:
+    """One chunk of the engine's build output: {"stream": ...} or {"error": ...}."""
+    if isinstance(chunk, dict):
+        return str(chunk.get("stream", chunk.get("error", "")))
+    return ""
 
 
 def _exists(client: docker.DockerClient, tag: str) -> bool:

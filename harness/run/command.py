@@ -11,6 +11,7 @@ from typing import Any
 from rich.live import Live
 from rich.table import Table
 
+from checker.model import Verdict
 from faults.model import Plan
 from faults.plan import plan as draw_plan
 from harness.console import err, out
@@ -19,7 +20,7 @@ from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome, exit_code_for
 
-VERDICT_STYLE = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
 
 def _progress_table(config: RunConfig, progress: Progress) -> Table:
@@ -44,7 +45,7 @@ def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> R
         config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
     )
     # Before the run folder exists: an engine that answers, faults the platform can apply.
-    require_platform(config.platform, (step.fault for step in plan.steps))
+    require_platform(config.platform, config.sut, (step.fault for step in plan.steps))
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
     err.print(

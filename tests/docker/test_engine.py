@@ -19,7 +19,6 @@ import pytest
 
 from harness.kafka.cluster import describe_brokers
 from harness.kafka.jars import kafka_version
-from harness.platforms.base import WorkerConfig
 from harness.platforms.docker import (
     DockerKafka,
     DockerPlatform,
@@ -31,6 +30,7 @@ from harness.platforms.docker import (
 from harness.platforms.docker_images import build_client
 from harness.platforms.docker_network import DockerNetwork
 from harness.run.topics import create_topics
+from harness.sut.base import PodSettings
 
 pytestmark = pytest.mark.docker
 APP = "ledger-app"
@@ -81,7 +81,7 @@ def worker_image(engine: docker.DockerClient) -> str:
 @pytest.fixture
 def platform(engine: docker.DockerClient, kafka: DockerKafka, worker_image: str,
              tmp_path: Path) -> Iterator[DockerPlatform]:
-    worker = WorkerConfig(bootstrap=kafka.internal_bootstrap, application_id=APP, threads=1,
+    worker = PodSettings(bootstrap=kafka.internal_bootstrap, application_id=APP, threads=1,
                           standbys=0, guarantee="exactly_once_v2")
     run_dir = tmp_path / f"run-{uuid.uuid4().hex[:8]}"
     p = DockerPlatform(run_dir, worker, 3, client=engine, image=worker_image,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 from rocksdict import Options, Rdict, WriteOptions
 
@@ -30,7 +31,8 @@ class KeyValueStore:
         opts.set_write_buffer_size(self._write_buffer_bytes)
         self._db = Rdict(str(self.path), opts)
         wo = WriteOptions()
-        wo.disable_wal = True
+        # rocksdict's stub declares disable_wal a method; at run time it is a bool property
+        wo.disable_wal = True  # type: ignore[method-assign,assignment]
         self._db.set_write_options(wo)
 
     @property
@@ -54,8 +56,8 @@ class KeyValueStore:
             self.db.put(key.encode(), value.encode())
 
     def items(self) -> Iterator[tuple[str, str]]:
-        for k, v in self.db.items():
-            yield k.decode(), v.decode()
+        for k, v in self.db.items():  # raw_mode: keys and values are bytes
+            yield cast(bytes, k).decode(), cast(bytes, v).decode()
 
     def is_empty(self) -> bool:
         return next(iter(self.db.keys()), None) is None
