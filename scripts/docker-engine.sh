@@ -6,8 +6,9 @@
 #   scripts/docker-engine.sh up|down|status
 #
 # KCHAOS_ENGINE_DIR   where the PID file and dockerd's log go (default /tmp/kchaos-engine)
-# KCHAOS_DOCKERD_ARGS dockerd's flags (default: vfs storage, no iptables: works nested,
-#                     in a VM or container without overlayfs or netfilter)
+# KCHAOS_DOCKERD_ARGS dockerd's flags (default: overlay2 storage where the kernel has
+#                     overlayfs, else vfs, which works anywhere but copies every layer;
+#                     no iptables: works in a VM or container without netfilter)
 # Exit codes: 0 an engine answers (up/status) or ours is stopped (down); 3 none answers
 # (status); 254 none can be had here (up), with one line saying what to do.
 set -euo pipefail
@@ -15,7 +16,9 @@ set -euo pipefail
 STATE_DIR="${KCHAOS_ENGINE_DIR:-/tmp/kchaos-engine}"
 PID_FILE="$STATE_DIR/dockerd.pid"
 LOG_FILE="$STATE_DIR/dockerd.log"
-DOCKERD_ARGS="${KCHAOS_DOCKERD_ARGS:---storage-driver=vfs --iptables=false --ip6tables=false}"
+NET_ARGS="--iptables=false --ip6tables=false"
+if grep -qw overlay /proc/filesystems 2>/dev/null; then STORAGE=overlay2; else STORAGE=vfs; fi
+DOCKERD_ARGS="${KCHAOS_DOCKERD_ARGS:---storage-driver=$STORAGE $NET_ARGS}"
 START_TIMEOUT_S="${KCHAOS_ENGINE_TIMEOUT:-60}"
 
 say() { echo "docker-engine: $*" >&2; }
@@ -42,6 +45,13 @@ install_engine() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
 }
 
+start_dockerd() {  # prints the PID, recorded in PID_FILE
+  # shellcheck disable=SC2086  # a list of flags
+  setsid dockerd $1 >>"$LOG_FILE" 2>&1 </dev/null &
+  echo $! >"$PID_FILE"
+  echo $!
+}
+
 up() {
   if answers; then
     if pid="$(our_pid)"; then say "up (dockerd $pid, started by this script)"
@@ -58,15 +68,18 @@ up() {
   if pid="$(our_pid)"; then  # ours, but not answering (yet): give it the timeout below
     say "dockerd $pid is starting"
   else
-    # shellcheck disable=SC2086  # DOCKERD_ARGS is a list of flags
-    setsid dockerd $DOCKERD_ARGS >>"$LOG_FILE" 2>&1 </dev/null &
-    echo $! >"$PID_FILE"
-    pid=$!
+    pid="$(start_dockerd "$DOCKERD_ARGS")"
   fi
   for _ in $(seq "$START_TIMEOUT_S"); do
     if answers; then say "up (dockerd $pid started, log $LOG_FILE)"; return 0; fi
     if ! kill -0 "$pid" 2>/dev/null; then
       rm -f "$PID_FILE"
+      if [[ -z "${KCHAOS_DOCKERD_ARGS:-}" && "$DOCKERD_ARGS" != *vfs* ]]; then
+        say "dockerd exited at start with overlay2: again with vfs"
+        DOCKERD_ARGS="--storage-driver=vfs $NET_ARGS"
+        pid="$(start_dockerd "$DOCKERD_ARGS")"
+        continue
+      fi
       say "dockerd exited at start: $(tail -n 1 "$LOG_FILE")"
       exit 255
     fi

@@ -62,8 +62,8 @@ def test_partition_profile_cuts_pods_and_brokers_only_out_of_three(seed: int) ->
 
 def test_platforms_refuse_what_they_cannot_apply() -> None:
     with pytest.raises(UsageError, match="--platform local cannot apply partition"):
-        require_platform("local", ["kill", "partition"])
-    require_platform("local", ["kill", "pause", "move"])  # no error
+        require_platform("local", faults=["kill", "partition"])
+    require_platform("local", faults=["kill", "pause", "move"])  # no error
 
 
 def test_local_run_with_partition_exits_254_before_a_run_folder(tmp_path: Path) -> None:
