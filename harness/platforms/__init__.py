@@ -7,6 +7,7 @@ the harness uses, and a teardown for what it started.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,11 +71,19 @@ def _docker(run_dir: Path, settings: PodSettings, nodes: int, brokers: int) -> P
     from harness.platforms.docker_network import DockerNetwork
 
     kafka = DockerKafka(run_dir, run_dir.name, brokers)
-    kafka.start()
-    platform = DockerPlatform(
-        run_dir, replace(settings, bootstrap=kafka.internal_bootstrap), nodes,
-        run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
-    )
+    try:
+        kafka.start()
+        platform = DockerPlatform(
+            run_dir, replace(settings, bootstrap=kafka.internal_bootstrap), nodes,
+            run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
+        )
+    except BaseException:
+        # No Placement yet, so no teardown: brokers that never got ready go here.
+        with contextlib.suppress(Exception):
+            kafka.stop()
+        with contextlib.suppress(Exception):
+            cleanup_run(kafka.client, run_dir.name, volumes=False)
+        raise
 
     def teardown() -> None:
         try:

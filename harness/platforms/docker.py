@@ -44,6 +44,9 @@ from harness.sut.base import PodSettings
 
 # -- brokers ------------------------------------------------------------------------------
 
+# A container adds its creation (and, on a busy shared machine, much more) to the JVM's start.
+CONTAINER_READY_TIMEOUT_S = 2 * READY_TIMEOUT_S
+
 class DockerKafka:
     """KafkaCluster's interface with brokers as containers (dockerfiles/kafka.Dockerfile's
     image), static quorum of 1 or 3, readiness by an admin call."""
@@ -77,7 +80,7 @@ class DockerKafka:
         return kafka_container_spec(self.run_id, node_id, self.size, self.cluster_id,
                                     self.network, self.host_ports[node_id], self.image, self.heap)
 
-    def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def start(self, timeout_s: float = CONTAINER_READY_TIMEOUT_S) -> None:
         engine.ensure_network(self.client, self.network, self.run_id)
         for node_id in self.host_ports:
             self._containers[node_id] = self.client.containers.run(**self.spec(node_id))
@@ -101,7 +104,7 @@ class DockerKafka:
         with contextlib.suppress(APIError):  # not running: already dead, as asked
             self._container(node_id).kill(signal="SIGKILL")
 
-    def restart_broker(self, node_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def restart_broker(self, node_id: int, timeout_s: float = CONTAINER_READY_TIMEOUT_S) -> None:
         """The same container again: same data volume, same ports."""
         container = self._container(node_id)
         container.reload()
