@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -31,9 +32,10 @@ def kchaos(results: Path, *args: str, env: dict[str, str] | None = None,
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
-    lines = [line for line in done.stderr.splitlines() if line.startswith("kchaos: ")]
+    """The CLI's error line (it may follow the live progress table on the same line)."""
+    lines = re.findall(r"kchaos: [^\n]*", done.stderr)
     assert len(lines) == 1, done.stderr[-3000:]
-    return lines[0]
+    return str(lines[0])
 
 
 def test_no_engine_exits_254_at_once(tmp_path: Path) -> None:
@@ -144,12 +146,13 @@ def test_engine_gone_mid_run_exits_255_without_hanging(engine: docker.DockerClie
         proxy.cut()
         _, stderr = run.communicate(timeout=400)  # never a hang
         assert run.returncode == 255, stderr[-3000:]
-        lines = [line for line in stderr.splitlines() if line.startswith("kchaos: ")]
+        lines = re.findall(r"kchaos: [^\n]*", stderr)
         assert len(lines) == 1 and "harness failed" in lines[0], stderr[-3000:]
         assert (run_dir / "history.jsonl").exists()  # what was collected is kept
     finally:
         if run.poll() is None:
             run.kill()
             run.communicate()
-        if run_dir is not None:
-            cleanup_run(engine, run_dir.name)  # the harness could not: its engine was gone
+        for folder in results.iterdir() if results.exists() else []:
+            if folder.is_dir():  # the harness could not: its engine was gone
+                cleanup_run(engine, folder.name)
