@@ -22,6 +22,7 @@ class KeyValueStore:
         self.path = path
         self._write_buffer_bytes = write_buffer_bytes
         self._db: Rdict | None = None
+        self._active_entries = 0  # active-memtable entries when last looked at
 
     def open(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -29,6 +30,7 @@ class KeyValueStore:
         opts.create_if_missing(True)
         opts.set_write_buffer_size(self._write_buffer_bytes)
         self._db = Rdict(str(self.path), opts)
+        self._active_entries = 0
         wo = WriteOptions()
         wo.disable_wal = True
         self._db.set_write_options(wo)
@@ -68,8 +70,18 @@ class KeyValueStore:
     def unflushed(self) -> int:
         return self.db.property_int_value("rocksdb.num-entries-active-mem-table") or 0
 
+    def memtable_switched(self) -> bool:
+        """Whether RocksDB switched to a new active memtable since the last call (or the
+        last explicit flush): the full one is being flushed to an SST file in the
+        background, persisting its writes whatever their transaction's fate."""
+        entries = self.unflushed()
+        switched = entries < self._active_entries
+        self._active_entries = entries
+        return switched
+
     def flush(self) -> None:
         self.db.flush()
+        self._active_entries = 0
 
     def close(self) -> None:
         # RocksDB flushes memtables on close (avoid_flush_during_shutdown is off), which is
