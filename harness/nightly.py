@@ -28,6 +28,7 @@ from rich.table import Table
 
 from harness.console import err, out
 from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, UsageError
+from harness.report.coverage import nightly_coverage
 from harness.report.expect import Judgement, LostRun, judge
 from harness.report.index import is_run_dir, render_index, run_dirs
 from harness.report.junit import JUNIT_FILE, write_junit, write_run_junit
@@ -372,6 +373,7 @@ def nightly(
     })
 
     _print_summary(attempts, summaries, skipped, verdict)
+    nightly_coverage([s.run_dir for s in summaries.values()], log_dir, out)
     out.print(f"index: {index}\njunit: {results_dir / NIGHTLY_JUNIT}", highlight=False)
     if not attempts:
         est = format_duration(ESTIMATE_FACTOR * matrix.time_limit_s)
