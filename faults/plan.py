@@ -108,6 +108,55 @@ def _stop_broker(b: _Builder, at: float) -> None:
           heal_after_s=b.r(4, 8))
 
 
+# -- the broad profile's own mixes: each aims at condition classes (checker/coverage) ----------
+
+
+def _kill_flushed_in_txn(b: _Builder, at: float) -> None:
+    """SIGKILL once a memtable flush has persisted writes of a still-open transaction
+    (flush-then-abort, crash-in-txn)."""
+    wait = round(max(1.0, min(10.0, b.time_limit_s - at - 2)), 1)  # fire within the load
+    b.add("kill", b.pod(), Trigger(at, "flushed-in-txn", timeout_s=wait), heal_after_s=b.r(1, 3))
+
+
+def _kill_past_session(b: _Builder, at: float) -> None:
+    """Down longer than the session timeout (10 s): the group moves its tasks, to their
+    standbys where there are (standby-promoted); the restart restores (restart-after-*)."""
+    b.add("kill", b.pod(), Trigger(at), heal_after_s=b.r(12, 13.5))
+
+
+def _pause_past_session(b: _Builder, at: float) -> None:
+    """Frozen past the session timeout while its tasks move on, then resumed: a zombie,
+    whose tasks come back to it after the rebalance (zombie, task-returns)."""
+    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(13, 15))
+
+
+def _moves(b: _Builder, at: float) -> None:
+    """One pod moved with its volume, then one without (checkpoint reuse, full restore)."""
+    first = b.pod()
+    b.add("move", first, Trigger(at), keep_volume=True)
+    others = [p for p in (pod_name(i) for i in range(b.pods)) if p != first] or [first]
+    b.add("move", b.rng.choice(others), Trigger(round(at + 3, 1)), keep_volume=False)
+
+
+def _delay_then_rebalance(b: _Builder, at: float) -> None:
+    """Checkpoint writes slowed, then a pod joins: tasks are suspended (checkpointed) while
+    the rebalance goes on (rebalance-during-checkpoint, task-returns after it leaves)."""
+    b.add("delay-checkpoint", b.pod(), Trigger(at), heal_after_s=b.r(6, 9),
+          ms=b.rng.choice([1500, 3000]))
+    _scale_out(b, round(at + 1, 1))
+
+
+# Each run of `all` draws every one of these once, in a seeded order, then fills the
+# remaining slots from the whole mix: a 60 s run reaches every class (issue 17). Nothing
+# else happens during a long absence (with two pods, a second fault would leave nobody to
+# take over, or take the taker away), and the next fault follows its heal closely.
+BROAD_LONG = (_kill_past_session, _pause_past_session)
+BROAD_MUST = (*BROAD_LONG, _kill_flushed_in_txn, _moves, _delay_then_rebalance,
+              _truncate_global)
+# Standbys make a failover a promotion; a longer transaction leaves flushes inside it.
+BROAD_CONFIG: dict[str, object] = {"standbys": 1, "commit_interval_ms": 1000}
+
+
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "kill": (_kill, _kill_in_running, _pause),
     "move": (_move_with_volume, _move_empty),
@@ -122,9 +171,26 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
     mix = list(MIXES[profile])
     if profile == "all" and b.brokers >= 3:
         mix += [_kill_broker, _stop_broker]
-    for at in b.times(5, 9):
-        b.rng.choice(mix)(b, at)
-    return {}
+    if profile != "all":
+        for at in b.times(5, 9):
+            b.rng.choice(mix)(b, at)
+        return {}
+    must = list(BROAD_MUST)
+    b.rng.shuffle(must)
+    mix += [m for m in BROAD_MUST if m not in BROAD_LONG]
+    at = FIRST_FAULT_S
+    while at < b.time_limit_s - QUIET_TAIL_S:
+        # Both absences early, while there is time for them; the rest in shuffled order.
+        longs = [m for m in must if m in BROAD_LONG]
+        step = (longs or must)[0] if must else b.rng.choice(mix)
+        if step in must:
+            must.remove(step)
+        step(b, round(at, 1))
+        if step in BROAD_LONG:
+            at += (b.steps[-1].heal_after_s or 0.0) + 0.5
+        else:
+            at += b.rng.uniform(4, 5.5) if must else b.rng.uniform(5, 9)
+    return dict(BROAD_CONFIG)
 
 
 # -- targeted profiles: aim at one seed's window ---------------------------------------------
@@ -231,7 +297,7 @@ def profile_config(profile: str) -> dict[str, object]:
     """The run settings a profile needs (pods, threads, ...), before any plan is drawn."""
     if profile in TARGETED:
         return TARGETED[profile](_Builder(0, profile, 1, 1, 0.0))
-    return {}
+    return dict(BROAD_CONFIG) if profile == "all" else {}
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:

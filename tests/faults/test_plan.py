@@ -59,3 +59,22 @@ def test_targeted_profiles_name_the_settings_they_need() -> None:
     assert plan(1, "KAFKA-8187", 2, 1, 60).config["standbys"] == 1
     assert plan(1, "KAFKA-20685", 1, 1, 60).config["guarantee"] == "exactly_once_v2"
     assert any(s.fault == "truncate-global" for s in plan(1, "KIP-406", 1, 1, 60).steps)
+
+
+@given(seeds, st.sampled_from([1, 3]))
+@settings(max_examples=100, deadline=None)
+def test_all_at_60s_draws_each_coverage_fault_and_never_overlaps_long_absences(
+    seed: int, brokers: int
+) -> None:
+    drawn = plan(seed, "all", 2, brokers, 60)
+    steps = drawn.steps
+    long_ones = [s for s in steps if (s.heal_after_s or 0) >= 12]
+    assert sorted(s.fault for s in long_ones[:2]) == ["kill", "pause"]
+    for absence in long_ones[:2]:  # nothing else happens while an absence lasts
+        for s in steps[steps.index(absence) + 1:]:
+            assert s.trigger.at_s >= absence.trigger.at_s + (absence.heal_after_s or 0)
+    assert any(s.trigger.condition == "flushed-in-txn" for s in steps)
+    assert {bool(s.params["keep_volume"]) for s in steps if s.fault == "move"} == {True, False}
+    assert any(s.fault == "delay-checkpoint" for s in steps)
+    assert any(s.fault == "truncate-global" for s in steps)
+    assert drawn.config["standbys"] == 1
