@@ -122,9 +122,12 @@ def _crash_in_txn(f: Facts) -> list[Hit]:
 
 
 def _crash_after_commit(f: Facts) -> list[Hit]:
-    """SIGKILL within AFTER_COMMIT_NS of a commit (transactional or at-least-once)."""
+    """SIGKILL within AFTER_COMMIT_NS of a commit (transactional or at-least-once); only
+    kills whose moment is known (truncate-global's is not)."""
     hits = []
     for c in f.crashes():
+        if not c.exact:
+            continue
         last = _last_before(f.by_pid.get(c.pid, []), c.time_ns, ("txn-commit", "commit"))
         if last is not None and c.time_ns - last["ts_ns"] <= AFTER_COMMIT_NS:
             hits.append(_hit(c.time_ns, last, c.op.line))
@@ -231,10 +234,13 @@ def _restart_after_global_update(f: Facts) -> list[Hit]:
 
 
 def _rebalance_during_checkpoint(f: Facts) -> list[Hit]:
-    """A rebalance (an assignment or revocation in any process) while a checkpoint write
-    was held back by the checkpoint-delay fault."""
+    """A rebalance (an assignment or revocation in any process) while a task's checkpoint
+    write was held back by the checkpoint-delay fault (the global store's checkpoints
+    live outside the task directories a rebalance hands over: not counted)."""
     hits = []
     for delay in f.named("checkpoint-delay"):
+        if delay.get("task") == "global":
+            continue
         until = delay["ts_ns"] + int(delay.get("delay_ms") or 0) * 1_000_000
         seen = next((e for e in f.named(*REBALANCE_EVENTS)
                      if delay["ts_ns"] < e["ts_ns"] < until), None)

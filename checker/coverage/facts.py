@@ -41,6 +41,7 @@ class Crash:
     pid: int
     time_ns: int
     op: FaultOp
+    exact: bool  # time_ns is the kill's (a `kill` op), not the killed process's last line
 
 
 @dataclass
@@ -124,7 +125,7 @@ class Facts:
                 pid = self._last_pid_running(op.target, op.time_ns)
                 at = self.by_pid[pid][-1]["ts_ns"] if pid is not None else 0
             if pid is not None:
-                found.append(Crash(op.target, pid, at, op))
+                found.append(Crash(op.target, pid, at, op, exact=op.fault == "kill"))
         return found
 
     def _last_pid_running(self, pod: str, time_ns: int) -> int | None:

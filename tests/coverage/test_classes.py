@@ -114,6 +114,11 @@ def test_crash_right_after_a_commit() -> None:
     assert count("crash-in-txn", f) == 0
 
 
+def test_truncate_global_kill_time_is_unknown_so_no_after_commit() -> None:
+    events = [ev(1, "pod-0", 10, "task-running", task="0_0"), ev(2, "pod-0", 10, "txn-commit")]
+    assert count("crash-after-commit", facts(events, [op(2.1, "truncate-global", "pod-0")])) == 0
+
+
 def test_clean_stop_is_no_crash() -> None:
     events = [ev(1, "pod-0", 10, "txn-begin")]
     f = facts(events, [op(1.1, "stop", "pod-0")])
@@ -215,6 +220,13 @@ def test_rebalance_while_a_checkpoint_write_is_delayed() -> None:
     events = [ev(1, "pod-0", 10, "checkpoint-delay", task="0_0", delay_ms=1500, reason="close"),
               ev(2, "pod-1", 20, "assigned", active=["0_0"], standby=[])]
     assert count("rebalance-during-checkpoint", facts(events)) == 1
+
+
+def test_delayed_global_checkpoint_is_not_counted() -> None:
+    events = [ev(1, "pod-0", 10, "checkpoint-delay", thread="global", task="global",
+                 delay_ms=1500, reason="commit"),
+              ev(2, "pod-1", 20, "assigned", active=["0_0"], standby=[])]
+    assert count("rebalance-during-checkpoint", facts(events)) == 0
 
 
 def test_rebalance_after_the_delay_is_not_counted() -> None:
