@@ -1,13 +1,14 @@
 # The two commands a newcomer needs: `make run` (a default chaos run ending in a report)
 # and `make test`. Both set up what they need: the virtualenv, the Python packages and
-# the Kafka jars from Maven Central (cached in ~/.cache/kchaos).
+# the Kafka jars from Maven Central (cached in ~/.cache/kchaos). `make test-fast` is the
+# edit-test loop: lint, types, and the tests that need no broker, Spark or Docker.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kchaos-installed
 
-.PHONY: setup jars browser test run lint bench clean
+.PHONY: setup jars browser test test-fast lint typecheck run bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +24,19 @@ jars: $(STAMP)
 browser:
 	bash scripts/install-chromium.sh
 
-test: setup browser
+FAST_MARKERS := not kafka and not spark and not slow and not docker
+
+lint: $(STAMP)
 	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: setup browser lint typecheck
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP) lint typecheck
+	$(BIN)/pytest -q -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
 
 run: setup
 	$(BIN)/kchaos run $(RUN_ARGS)

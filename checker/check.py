@@ -18,7 +18,7 @@ from checker.checks import CHECKS, Check
 from checker.coverage import coverage_section
 from checker.frames import Frames, load_frames
 from checker.meta import Meta, load_meta
-from checker.model import CheckResult, compose, unknown
+from checker.model import CheckResult, compose, not_applicable, unknown
 from checker.session import start_spark
 
 RESULTS_FILE = "results.json"
@@ -36,6 +36,10 @@ def run_checks(
     results: dict[str, CheckResult] = {}
     seconds: dict[str, float] = {}
     for name, check in checks.items():
+        reason = meta.not_applicable.get(name)
+        if reason is not None:
+            results[name] = not_applicable(reason)
+            continue
         t = time.perf_counter()
         try:
             results[name] = check(spark, frames, meta)
@@ -59,7 +63,7 @@ def results_document(
     figures: Mapping[str, Any],
     incomplete: str | None = None,
 ) -> dict[str, Any]:
-    verdict = compose(r.valid for r in results.values())
+    verdict = compose(r.valid for r in results.values() if r.not_applicable is None)
     doc: dict[str, Any] = {
         # A history missing records can show anomalies that are not there, or hide them:
         # like Jepsen, such a run is undecided whatever the checks found.

@@ -8,6 +8,7 @@ and writes one Parquet file each plus `meta.json`. Records stream through bounde
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -125,7 +126,7 @@ def collect(
             "changelog",
             CHANGELOG,
             [
-                (changelog_topic(application_id, s), lambda r, s=s: changelog_row(s, r))
+                (changelog_topic(application_id, s), functools.partial(changelog_row, s))
                 for s in STORES
             ],
         ),

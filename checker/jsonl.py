@@ -37,10 +37,12 @@ def _int(value: Any) -> int | None:
 
 
 def traces_to_parquet(run_dir: Path, out: Path) -> tuple[int, int]:
-    """pods/*/trace.jsonl -> traces.parquet; returns (rows, skipped lines)."""
+    """pods/*/trace.jsonl (and statedir.jsonl, what the harness saw in the pods' state
+    directories) -> traces.parquet; returns (rows, skipped lines)."""
     skipped = 0
+    paths = [*run_dir.glob("pods/*/trace.jsonl"), *run_dir.glob("pods/*/statedir.jsonl")]
     with ParquetSink(out, TRACES) as sink:
-        for path in sorted(run_dir.glob("pods/*/trace.jsonl")):
+        for path in sorted(paths):
             for line, ev in _lines(path):
                 if ev is None or "event" not in ev:
                     skipped += 1

@@ -56,7 +56,8 @@ def read_topic(
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         ends = {tp: off for tp, off in consumer.end_offsets(tps).items()}
-        pending = {tp for tp in tps if consumer.position(tp) < ends[tp]}
+        # a position not known yet (None) counts as the beginning
+        pending = {tp for tp in tps if (consumer.position(tp) or 0) < ends[tp]}
         records = 0
         last_progress = time.monotonic()
         while pending:
@@ -69,7 +70,7 @@ def read_topic(
             if polled:
                 last_progress = time.monotonic()
             for tp in list(pending):
-                if consumer.position(tp) >= ends[tp]:
+                if (consumer.position(tp) or 0) >= ends[tp]:
                     pending.discard(tp)
                     consumer.pause(tp)  # past the end: stop fetching what we would drop
             if pending and time.monotonic() - last_progress > stall_s:

@@ -26,6 +26,8 @@ class Meta:
     drain_seconds: float | None = None
     dead_pods: tuple[str, ...] = ()
     stale_global_bound_s: float = DEFAULT_STALE_GLOBAL_BOUND_S
+    # check name -> why it cannot be judged for this run's system under test
+    not_applicable: Mapping[str, str] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -44,6 +46,7 @@ class Meta:
             drain_seconds=data.get("drain_seconds"),
             dead_pods=tuple(str(p) for p in dead),
             stale_global_bound_s=(DEFAULT_STALE_GLOBAL_BOUND_S if bound is None else float(bound)),
+            not_applicable={str(k): str(v) for k, v in (data.get("not_applicable") or {}).items()},
             raw=dict(data),
         )
 

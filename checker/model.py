@@ -23,8 +23,14 @@ class CheckResult:
     error: str | None = None
     note: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    # Why this check cannot be judged for the run's system under test; such a result takes
+    # no part in the verdict and is stored with "valid": null, never as valid.
+    not_applicable: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        if self.not_applicable is not None:
+            return {"valid": None, "not_applicable": self.not_applicable, "count": 0,
+                    "examples": []}
         out: dict[str, Any] = {
             "valid": self.valid,
             "count": self.count,
@@ -41,6 +47,10 @@ class CheckResult:
 
 def unknown(error: str) -> CheckResult:
     return CheckResult(valid=UNKNOWN, error=error)
+
+
+def not_applicable(reason: str) -> CheckResult:
+    return CheckResult(valid=UNKNOWN, not_applicable=reason)
 
 
 def compose(verdicts: Iterable[Verdict]) -> Verdict:

@@ -14,8 +14,8 @@ from faults.kinds import FAULT_KINDS, FaultContext
 from faults.model import Plan, Step
 from faults.observe import TraceWatcher
 
-# record(process, type, f, value): appends one op to the run's history.
-Record = Callable[[str, str, str, dict[str, Any]], None]
+# record(process, type, f, value): appends one op to the run's history (its result unused).
+Record = Callable[[str, str, str, dict[str, Any]], object]
 POLL_S = 0.1
 
 

@@ -58,6 +58,8 @@ class TraceWatcher:
                 running.add(str(event.get("task")))
             elif event.get("event") == "revoked":
                 running -= set(event.get("tasks", []))
+            elif event.get("event") == "task-closed":  # Kafka Streams app (sut kstreams)
+                running.discard(str(event.get("task")))
         return running
 
     def checkpoint_in_running(self, pod: str) -> bool:
@@ -80,7 +82,8 @@ class TraceWatcher:
             return False
         app_dir = self.platform.volume(pod) / self.application_id
         for task in self.running_tasks(pod):
-            for sst in (app_dir / task).glob("*/*.sst"):
+            # <task>/<store>/ (Python worker) or <task>/rocksdb/<store>/ (Kafka Streams)
+            for sst in (app_dir / task).rglob("*.sst"):
                 try:
                     if sst.stat().st_mtime_ns > last_commit:
                         return True

@@ -158,6 +158,7 @@ BROAD_CONFIG: dict[str, object] = {"standbys": 1, "commit_interval_ms": 1000}
 
 
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
+    "none": (),  # no faults: the baseline a system under test must pass, and throughput
     "kill": (_kill, _kill_in_running, _pause),
     "move": (_move_with_volume, _move_empty),
     "checkpoint": (_delay_checkpoint, _stop, _scale_out, _scale_in, _kill_in_running),
@@ -169,6 +170,8 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
 
 def _generic(b: _Builder, profile: str) -> dict[str, object]:
     mix = list(MIXES[profile])
+    if not mix:
+        return {}
     if profile == "all" and b.brokers >= 3:
         mix += [_kill_broker, _stop_broker]
     if profile != "all":

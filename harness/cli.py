@@ -67,6 +67,9 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--guarantee", "guarantee", str, "exactly_once_v2 (default) or at_least_once"),
     ("--bootstrap", "bootstrap", str, "use this Kafka instead of starting one (HOST:PORT)"),
     ("--platform", "platform", str, "where pods run: local (default) or docker"),
+    ("--sut", "sut", str, "what runs in the pods: python (default) or kstreams"),
+    ("--kstreams-version", "kstreams_version", str,
+     "Kafka Streams release of --sut kstreams (default: workloads/kstreams/pom.xml's)"),
     ("--spark-master", "spark_master", str, "Spark master URL for the check (default local[*])"),
     ("--drain-timeout", "drain_timeout_s", float, "seconds to wait for the group to catch up"),
 ]
@@ -79,6 +82,8 @@ def _run(args: argparse.Namespace) -> int:
                 if getattr(args, dest) is not None}
     if args.bugs is not None:
         explicit["bugs"] = tuple(b for b in args.bugs.split(",") if b)
+    if args.streams_config is not None:
+        explicit["streams_config"] = tuple(s for s in args.streams_config.split(",") if s)
     return run(explicit, args.results_dir)
 
 
@@ -143,6 +148,8 @@ def build_parser() -> Parser:
     for flag, dest, kind, text in RUN_OPTIONS:
         run.add_argument(flag, dest=dest, type=kind, default=None, help=text)
     run.add_argument("--bugs", default=None, help="worker bug switches, comma-separated")
+    run.add_argument("--streams-config", default=None,
+                     help="Kafka Streams settings of --sut kstreams: KEY=VALUE[,KEY=VALUE]")
     run.set_defaults(handler=_run)
 
     repro = commands.add_parser("repro", help="replay a run's plan and config")

@@ -61,8 +61,7 @@ def serve(results_dir: Path, port: int) -> None:
     """Serve until Ctrl-C (the CLI turns KeyboardInterrupt into its usual exit)."""
     server = make_server(results_dir, port)
     render_index(Path(results_dir))
-    host, bound = server.server_address[:2]
-    out.print(f"serving {results_dir} at http://{host}:{bound}/ (Ctrl-C to stop)",
+    out.print(f"serving {results_dir} at http://{HOST}:{server.server_port}/ (Ctrl-C to stop)",
               highlight=False)
     try:
         server.serve_forever()

@@ -12,9 +12,10 @@ if [ -x "$CHROMIUM" ]; then
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-    echo "install-chromium: $CHROMIUM is missing and this is not root;" \
-         "run: sudo apt-get update && sudo apt-get install -y chromium" >&2
-    exit 1
+    # not fatal: the browser tests skip with the reason, the rest of the suite runs
+    echo "install-chromium: $CHROMIUM is missing and this is not root; the browser tests" \
+         "will skip (to run them: sudo apt-get update && sudo apt-get install -y chromium)" >&2
+    exit 0
 fi
 
 # Non-interactive so a CI image without a TTY never stops at a debconf prompt.

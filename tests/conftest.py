@@ -1,4 +1,9 @@
-"""Shared fixtures: one real Kafka broker per test session, started and stopped here."""
+"""Shared fixtures: one real Kafka broker per test session, started and stopped here.
+
+Markers follow the fixtures: a test that uses the broker, Spark or the Docker engine
+carries `kafka`, `spark` or `docker` even if its module forgot to say so, so that
+`make test-fast` (-m "not kafka and not spark and not slow and not docker") never starts one.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,22 @@ import pytest
 
 from harness.kafka.cluster import KafkaCluster
 from harness.procs import ProcessRegistry
+
+# fixture -> the marker every test that uses it (directly or through another fixture) gets
+MARKER_OF_FIXTURE = {
+    "kafka_cluster": "kafka",
+    "kafka_bootstrap": "kafka",
+    "spark": "spark",
+    "engine": "docker",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, marker in MARKER_OF_FIXTURE.items():
+            if fixture in used:
+                item.add_marker(marker)
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from faults.kinds import Brokers
 from faults.platform import Platform
-from harness.platforms.base import WorkerConfig
 from harness.procs import ProcessRegistry
+from harness.sut.base import PodSettings, SystemUnderTest
 
 
 @dataclass
@@ -26,11 +26,11 @@ class Placement:
 
 
 def open_platform(
-    name: str, run_dir: Path, registry: ProcessRegistry, worker: WorkerConfig,
-    nodes: int, brokers: int, bootstrap: str | None,
+    name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
+    settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
 ) -> Placement:
     if name == "docker":
-        return _docker(run_dir, worker, nodes, brokers)
+        return _docker(run_dir, settings, nodes, brokers)
     from harness.kafka.cluster import KafkaCluster
     from harness.platforms.local import LocalPlatform
 
@@ -39,25 +39,31 @@ def open_platform(
         cluster = KafkaCluster(run_dir, registry, size=brokers)
         cluster.start()
         bootstrap = cluster.bootstrap
-    platform = LocalPlatform(run_dir, registry, replace(worker, bootstrap=bootstrap), nodes)
+    platform = LocalPlatform(
+        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes
+    )
     return Placement(platform, cluster, bootstrap, platform.teardown)
 
 
-def require_platform(name: str) -> None:
+def require_platform(name: str, sut: str = "python") -> None:
     """Fail at once, before a run folder exists, if the platform cannot run here."""
+    if name == "docker" and sut != "python":
+        from harness.errors import UsageError
+
+        raise UsageError(f"--sut {sut} runs on --platform local only (its image is not built)")
     if name == "docker":
         from harness.platforms.docker import require_engine
 
         require_engine()
 
 
-def _docker(run_dir: Path, worker: WorkerConfig, nodes: int, brokers: int) -> Placement:
+def _docker(run_dir: Path, settings: PodSettings, nodes: int, brokers: int) -> Placement:
     from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
 
     kafka = DockerKafka(run_dir, run_dir.name, brokers)
     kafka.start()
     platform = DockerPlatform(
-        run_dir, replace(worker, bootstrap=kafka.internal_bootstrap), nodes,
+        run_dir, replace(settings, bootstrap=kafka.internal_bootstrap), nodes,
         run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
     )
 

@@ -35,9 +35,10 @@ from harness.errors import HarnessError, UsageError
 from harness.kafka.cluster import READY_TIMEOUT_S, describe_brokers, free_port, new_cluster_id
 from harness.platforms import docker_engine as engine
 from harness.platforms import docker_specs as specs
-from harness.platforms.base import LOG_FILE, Pod, PodInventory, WorkerConfig
+from harness.platforms.base import LOG_FILE, Pod, PodInventory
 from harness.platforms.docker_engine import cleanup_run, ensure_worker_image, require_engine
 from harness.platforms.docker_specs import kafka_container_spec, pod_container_spec, pod_volume_spec
+from harness.sut.base import PodSettings
 
 # -- brokers ------------------------------------------------------------------------------
 
@@ -154,7 +155,7 @@ class DockerPlatform(PodInventory):
 
     name = "docker"
 
-    def __init__(self, run_dir: Path, worker: WorkerConfig, node_count: int, *,
+    def __init__(self, run_dir: Path, worker: PodSettings, node_count: int, *,
                  run_id: str | None = None, client: docker.DockerClient | None = None,
                  image: str | None = None, network: str | None = None,
                  bootstrap: str | None = None, host_volumes: bool = True,

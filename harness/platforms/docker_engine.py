@@ -72,7 +72,7 @@ def remove_network_if_idle(client: docker.DockerClient, name: str) -> None:
 def cleanup_run(client: docker.DockerClient, run_id: str, volumes: bool = True) -> None:
     """Remove every container, (optionally) volume and network labelled with the run:
     what a crashed harness left behind."""
-    found = {"label": f"{specs.LABEL_RUN}={run_id}"}
+    found: dict[str, str | list[str] | bool] = {"label": f"{specs.LABEL_RUN}={run_id}"}
     for container in client.containers.list(all=True, filters=found):
         container.remove(force=True, v=True)
     if volumes:

@@ -23,7 +23,8 @@ from typing import Any
 
 from harness.kafka.cluster import BrokerNode, broker_properties
 from harness.kafka.jars import kafka_version
-from harness.platforms.base import CONTROL_FILE, TRACE_FILE, WorkerConfig
+from harness.platforms.base import CONTROL_FILE, TRACE_FILE
+from harness.sut.base import PodPaths, PodSettings
 
 POD_MOUNT = "/kchaos/pod"  # <run>/pods/<pod>/ : trace.jsonl, control.json
 STATE_MOUNT = "/kchaos/state"  # the pod's named volume: its state.dir
@@ -123,15 +124,15 @@ def kafka_container_spec(
 
 
 def pod_container_spec(
-    run_id: str, pod: str, node: str, worker_config: WorkerConfig, image: str, network: str,
+    run_id: str, pod: str, node: str, worker_config: PodSettings, image: str, network: str,
     volume_name: str, pod_dir: Path, incarnation: int = 1, user: str | None = None,
 ) -> dict[str, Any]:
     """One start of a pod: the image's entrypoint is `python -m workloads.worker`, the
-    command is WorkerConfig.argv with the container's paths."""
+    command is PodSettings.argv with the container's paths."""
     spec: dict[str, Any] = {
         "image": image,
         "command": worker_config.argv(
-            pod, STATE_MOUNT, f"{POD_MOUNT}/{TRACE_FILE}", f"{POD_MOUNT}/{CONTROL_FILE}"
+            pod, PodPaths(STATE_MOUNT, f"{POD_MOUNT}/{TRACE_FILE}", f"{POD_MOUNT}/{CONTROL_FILE}")
         ),
         "name": pod_container_name(run_id, pod, incarnation),
         "hostname": safe_name(pod),

@@ -1,5 +1,5 @@
-"""Platform `local`: pods are worker processes on this machine; a node is a folder
-`<run>/nodes/<node>/` holding the volumes (state dirs) of the pods placed on it."""
+"""Platform `local`: pods are processes of the system under test on this machine; a node is
+a folder `<run>/nodes/<node>/` holding the volumes (state dirs) of the pods placed on it."""
 
 from __future__ import annotations
 
@@ -7,25 +7,27 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 
-from harness.platforms.base import LOG_FILE, WORKER_MODULE, Pod, PodInventory, WorkerConfig
+from harness.platforms.base import LOG_FILE, Pod, PodInventory
 from harness.procs import ProcessRegistry, is_same_process
+from harness.sut.base import PodPaths, PodSettings, SystemUnderTest
 
 
 class LocalPlatform(PodInventory):
     name = "local"
 
     def __init__(
-        self, run_dir: Path, registry: ProcessRegistry, worker: WorkerConfig, node_count: int
+        self, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
+        settings: PodSettings, node_count: int,
     ) -> None:
         super().__init__(run_dir, node_count)
         self.registry = registry
-        self.worker = worker
+        self.sut = sut
+        self.settings = settings
         self._popens: dict[str, subprocess.Popen[bytes]] = {}
         for node in self._nodes:
             (run_dir / "nodes" / node).mkdir(parents=True, exist_ok=True)
@@ -49,14 +51,10 @@ class LocalPlatform(PodInventory):
             pod = self.pod(name)
             if pod.running:
                 return
-            argv = [
-                sys.executable, "-m", WORKER_MODULE,
-                *self.worker.argv(
-                    name, str(self.volume(name)), str(self.trace_path(name)),
-                    str(self.control_path(name)),
-                ),
-            ]
-            env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+            paths = PodPaths(str(self.volume(name)), str(self.trace_path(name)),
+                             str(self.control_path(name)))
+            argv = self.sut.command(self.settings, name, paths)
+            env = {**os.environ, **self.sut.env()}
             popen = self.registry.spawn(
                 f"pod-{name}", argv, self.pod_dir(name) / LOG_FILE, env=env
             )

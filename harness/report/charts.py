@@ -110,12 +110,12 @@ def timeline_figure(tl: Timeline, pods: Sequence[str]) -> go.Figure:
         shared_xaxes=True,
         vertical_spacing=0.05,
         row_heights=[0.22, 0.28, 0.25, 0.25],
-        subplot_titles=(
+        subplot_titles=[
             f"faults per pod and broker (from {tl.band_source})",
             "client throughput (acks/s)",
             "consumer lag (records acked - committed)",
             "transaction commits per pod (/s)",
-        ),
+        ],
     )
     _add_bands(fig, tl, pods)
     fig.add_trace(

@@ -97,8 +97,10 @@ def records_table(
         row = [cell(r.get(c)) for c in columns if c != "t (s)"]
         if timed:
             ts = r.get("ts_ns")
-            ok = isinstance(ts, int | float) and not isinstance(ts, bool)
-            row.insert(0, f"{(ts - origin_ns) / 1e9:.3f}" if ok and origin_ns is not None else "")
+            if isinstance(ts, int | float) and not isinstance(ts, bool) and origin_ns is not None:
+                row.insert(0, f"{(ts - origin_ns) / 1e9:.3f}")
+            else:
+                row.insert(0, "")
         rows.append(row)
     ids, positions = anchor
     marked = [_is_marked(r, ids, positions) for r in shown]
@@ -132,7 +134,7 @@ def build_example(raw: Any, origin_ns: int | None = None) -> Example:
 @dataclass(frozen=True)
 class CheckView:
     name: str
-    valid: str  # "valid" / "invalid" / "unknown"
+    valid: str  # "valid" / "invalid" / "unknown" / "not-applicable"
     count: int
     error: str
     note: str
@@ -149,6 +151,8 @@ def check_views(checks: Any, origin_ns: int | None = None) -> list[CheckView]:
         check = check if isinstance(check, Mapping) else {"error": f"damaged entry: {cell(check)}"}
         valid = check.get("valid")
         label = "valid" if valid is True else "invalid" if valid is False else "unknown"
+        if valid is None and check.get("not_applicable"):
+            label = "not-applicable"
         count = check.get("count")
         examples = check.get("examples")
         details = check.get("details")
@@ -158,7 +162,7 @@ def check_views(checks: Any, origin_ns: int | None = None) -> list[CheckView]:
                 valid=label,
                 count=count if isinstance(count, int) and not isinstance(count, bool) else 0,
                 error=_text(check.get("error")),
-                note=_text(check.get("note")),
+                note=_text(check.get("note") or check.get("not_applicable")),
                 examples=[
                     build_example(e, origin_ns)
                     for e in (examples if isinstance(examples, list) else [])
@@ -168,5 +172,5 @@ def check_views(checks: Any, origin_ns: int | None = None) -> list[CheckView]:
                 else [],
             )
         )
-    order = {"invalid": 0, "unknown": 1, "valid": 2}
+    order = {"invalid": 0, "unknown": 1, "valid": 2, "not-applicable": 3}
     return sorted(views, key=lambda v: (order[v.valid], v.name))

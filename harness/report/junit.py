@@ -62,7 +62,9 @@ def _run_text(s: RunSummary) -> str:
 
 def _unknown_checks(run_dir: Path) -> str:
     checks = load_meta(run_dir).results or {}
-    found = checks.get("checks") if isinstance(checks.get("checks"), dict) else {}
+    found = checks.get("checks")
+    if not isinstance(found, dict):
+        found = {}
     names = [n for n, c in found.items() if not isinstance(c, dict) or c.get("valid") == "unknown"]
     return ", ".join(names) or "none named"
 

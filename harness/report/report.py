@@ -104,7 +104,8 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
     s = summarize(files)
     run = files.run
     config = run.get("config")
-    tl, timeline_html = guarded(errors, "timeline", lambda: _timeline(files), (None, ""))
+    no_timeline: tuple[Timeline | None, str] = (None, "")
+    tl, timeline_html = guarded(errors, "timeline", lambda: _timeline(files), no_timeline)
     origin = tl.origin_ns if tl else None
     checks: list[CheckView] = guarded(
         errors, "checks", lambda: check_views(dig(files.results, "checks"), origin), []
@@ -114,7 +115,8 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
     return {
         "s": s,
         "exit_name": "" if s.exit_code is None else EXIT_NAMES.get(s.exit_code, "abnormal"),
-        "run_rows": guarded(errors, "configuration", lambda: _run_rows(s, run), []),
+        "run_rows": guarded(errors, "configuration", lambda: _run_rows(s, run),
+                            list[tuple[str, str]]()),
         "config_rows": flat_rows(config) if isinstance(config, Mapping) else [],
         "version_rows": flat_rows(run.get("versions")),
         "timing_rows": flat_rows(run.get("timings")),
@@ -127,7 +129,8 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "plan_rows": [(k, v) for k, v in flat_rows(files.plan) if not k.startswith("steps")],
         "plan_note": f"no steps (plan.json is {_problem(files, PLAN_FILE) or 'empty'})",
         "figure_rows": flat_rows(dig(files.results, "figures")),
-        "links": guarded(errors, "files", lambda: _links(files.run_dir), []),
+        "links": guarded(errors, "files", lambda: _links(files.run_dir),
+                         list[tuple[str, str, str]]()),
         "errors": errors,
         "rendered_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "run_dir": str(files.run_dir),

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from checker.model import Verdict
 from harness.report.load import FileState, RunFiles, dig, load_meta
 
-Verdict = bool | Literal["unknown"] | None  # None: no results.json to read a verdict from
+RunVerdict = Verdict | None  # None: no results.json to read a verdict from
 EXIT_NAMES = {0: "valid", 1: "invalid", 2: "unknown", 254: "bad input", 255: "harness failed"}
 
 
@@ -48,19 +49,24 @@ def bug_list(raw: Any) -> list[str]:
     return []
 
 
-def verdict_of(raw: Any) -> Verdict:
+def verdict_of(raw: Any) -> RunVerdict:
     if raw is True or raw is False:
         return raw
     return "unknown" if raw == "unknown" else None
 
 
-def verdict_label(verdict: Verdict) -> str:
-    return {True: "valid", False: "invalid", "unknown": "unknown"}.get(verdict, "no verdict")
+VERDICT_LABELS: dict[RunVerdict, str] = {True: "valid", False: "invalid", "unknown": "unknown"}
+VERDICT_CLASSES: dict[RunVerdict, str] = {True: "valid", False: "invalid"}
+VERDICT_OF_EXIT: dict[int, RunVerdict] = {0: True, 1: False, 2: "unknown"}
 
 
-def verdict_class(verdict: Verdict) -> str:
+def verdict_label(verdict: RunVerdict) -> str:
+    return VERDICT_LABELS.get(verdict, "no verdict")
+
+
+def verdict_class(verdict: RunVerdict) -> str:
     """CSS class (and colour) of a verdict: green, red, or amber for anything undecided."""
-    return {True: "valid", False: "invalid"}.get(verdict, "unknown")
+    return VERDICT_CLASSES.get(verdict, "unknown")
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -111,7 +117,7 @@ def repro_command(run_dir: Path, run: Mapping[str, Any]) -> str:
 class RunSummary:
     run_dir: Path
     run_id: str
-    verdict: Verdict
+    verdict: RunVerdict
     anomaly_counts: dict[str, int]
     profile: str
     seed: str
@@ -166,14 +172,16 @@ class RunSummary:
 
 def summarize(files: RunFiles) -> RunSummary:
     run = files.run
-    config = run.get("config") if isinstance(run.get("config"), Mapping) else {}
+    config = run.get("config")
+    if not isinstance(config, Mapping):
+        config = {}
     results = files.results
     started = parse_time(run.get("started_at"))
     exit_code = _int_or_none(run.get("exit_code"))
     verdict = verdict_of(dig(results, "verdict"))
-    if verdict is None and exit_code in (0, 1, 2):
+    if verdict is None and exit_code in VERDICT_OF_EXIT:
         # results.json lost but the run said how it ended: trust the exit code.
-        verdict = {0: True, 1: False, 2: "unknown"}[exit_code]
+        verdict = VERDICT_OF_EXIT[exit_code]
     seed = config.get("seed", run.get("seed"))
     return RunSummary(
         run_dir=files.run_dir,

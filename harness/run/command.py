@@ -11,6 +11,7 @@ from typing import Any
 from rich.live import Live
 from rich.table import Table
 
+from checker.model import Verdict
 from faults.model import Plan
 from harness.console import err, out
 from harness.errors import UsageError
@@ -18,7 +19,7 @@ from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome, exit_code_for
 
-VERDICT_STYLE = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
 
 def _progress_table(config: RunConfig, progress: Progress) -> Table:
@@ -70,7 +71,7 @@ def run(explicit: dict[str, Any], results_dir: Path) -> int:
     from harness.run.config import resolve
 
     config = resolve(explicit)
-    require_platform(config.platform)
+    require_platform(config.platform, config.sut)
     return execute(config, results_dir).exit_code
 
 

@@ -14,6 +14,7 @@ from harness.errors import UsageError
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 PLATFORMS = ("local", "docker")
+SUTS = ("python", "kstreams")  # harness/sut: what runs in the pods
 
 
 def known_bugs() -> tuple[str, ...]:
@@ -46,8 +47,12 @@ class RunConfig:
     commit_interval_ms: int = 500
     write_buffer_bytes: int = 64 * 1024
     cleaner_delay_ms: int = 600_000
-    cleaner_interval_ms: int = 60_000
+    # Kafka Streams' defaults: state.cleanup.delay.ms 10 min, the cleaner runs at that period.
+    cleaner_interval_ms: int = 600_000
     spark_master: str | None = None
+    sut: str = "python"
+    kstreams_version: str | None = None  # None: the one workloads/kstreams/pom.xml pins
+    streams_config: tuple[str, ...] = ()  # KEY=VALUE Kafka Streams settings (sut kstreams)
 
     @property
     def nodes(self) -> int:
@@ -57,6 +62,7 @@ class RunConfig:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["bugs"] = list(self.bugs)
+        data["streams_config"] = list(self.streams_config)
         return data
 
     @staticmethod
@@ -67,6 +73,7 @@ class RunConfig:
             raise UsageError(f"run.json has unknown settings {sorted(unknown)}: damaged file?")
         data = dict(raw)
         data["bugs"] = tuple(data.get("bugs", ()))
+        data["streams_config"] = tuple(data.get("streams_config", ()))
         return validate(RunConfig(**data))
 
 
@@ -90,12 +97,21 @@ def validate(config: RunConfig) -> RunConfig:
         (config.rate > 0, "--rate must be positive"),
         (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
         (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
+        (config.sut in SUTS, f"--sut must be one of {', '.join(SUTS)}"),
         (config.partitions >= 1, "partitions must be at least 1"),
         (0 <= config.duplicate_fraction < 1, "duplicate fraction must be in [0, 1)"),
     ]
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
+    kstreams_only = config.kstreams_version is not None or config.streams_config
+    if kstreams_only and config.sut != "kstreams":
+        raise UsageError("--kstreams-version and --streams-config need --sut kstreams")
+    if config.sut == "kstreams" and config.bugs:
+        raise UsageError("--bugs are switches of the Python worker: drop them with --sut kstreams")
+    bad_settings = [s for s in config.streams_config if "=" not in s.strip("=")]
+    if bad_settings:
+        raise UsageError(f"--streams-config {','.join(bad_settings)}: give KEY=VALUE[,KEY=VALUE]")
     bad = [b for b in config.bugs if b not in known_bugs()]
     if bad:
         raise UsageError(f"--bugs {','.join(bad)}: known switches are {', '.join(known_bugs())}")

@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from checker.model import UNKNOWN, Verdict
 from faults.kinds import FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
@@ -23,17 +24,19 @@ from faults.platform import Platform
 from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, HarnessError
 from harness.history import History
 from harness.platforms import Placement, open_platform
-from harness.platforms.base import WorkerConfig
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
 from harness.run.load import LoadClient
+from harness.run.statedir import StateDirWatcher
 from harness.run.topics import create_topics, lag, wait_drained
+from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
 DEATH_WATCH_S = 15.0  # a pod restarted at heal that exits within this is dead for good
+T = TypeVar("T")
 
 
 @dataclass
@@ -52,7 +55,7 @@ class Progress:
 @dataclass(frozen=True)
 class RunOutcome:
     run_dir: Path
-    verdict: Any
+    verdict: Verdict
     exit_code: int
 
 
@@ -62,10 +65,12 @@ ProgressSink = Callable[[Progress], None]
 class Run:
     def __init__(self, config: RunConfig, results_dir: Path, plan: Plan | None = None) -> None:
         self.config = config
-        self.run_dir = new_run_dir(results_dir, f"{config.profile}-s{config.seed}")
         self.plan = plan or draw_plan(
             config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
         )
+        self.sut: SystemUnderTest = open_sut(config)
+        refuse_plan(self.sut, self.plan)  # bad input: before a run folder exists
+        self.run_dir = new_run_dir(results_dir, f"{config.profile}-s{config.seed}")
         self.registry = ProcessRegistry(self.run_dir)
         self.history = History(self.run_dir)
         self.progress = Progress(faults_planned=len(self.plan.steps), pods=config.pods)
@@ -74,6 +79,7 @@ class Run:
         self.placement: Placement | None = None
         self.platform: Platform | None = None
         self.nemesis: Nemesis | None = None
+        self.statedir: StateDirWatcher | None = None
         self.dead_pods: list[str] = []
         self.deaths: list[dict[str, Any]] = []
         self._sink: ProgressSink = lambda p: None
@@ -85,7 +91,7 @@ class Run:
             self._sink = sink
         write_json(self.run_dir / "run.json", self.info)
         write_json(self.run_dir / "plan.json", runinfo.plan_document(self.plan, None))
-        verdict: Any = "unknown"
+        verdict: Verdict = UNKNOWN
         try:
             bootstrap = self._phase("setup", self._setup)
             self._phase("load", lambda: self._load(bootstrap))
@@ -109,7 +115,7 @@ class Run:
             write_json(self.run_dir / "run.json", self.info)
             self._phase("report", self._report)
 
-    def _phase(self, name: str, action: Callable[[], Any]) -> Any:
+    def _phase(self, name: str, action: Callable[[], T]) -> T:
         self.progress.phase = name
         self._sink(self.progress)
         started = time.monotonic()
@@ -120,14 +126,10 @@ class Run:
 
     def _setup(self) -> str:
         c = self.config
-        worker = WorkerConfig(
-            bootstrap=c.bootstrap or "", application_id=c.application_id, threads=c.threads,
-            standbys=c.standbys, guarantee=c.guarantee, bugs=c.bugs,
-            commit_interval_ms=c.commit_interval_ms, write_buffer_bytes=c.write_buffer_bytes,
-            cleaner_delay_ms=c.cleaner_delay_ms, cleaner_interval_ms=c.cleaner_interval_ms,
-        )
+        self.sut.prepare()
         self.placement = open_platform(
-            c.platform, self.run_dir, self.registry, worker, c.nodes, c.brokers, c.bootstrap
+            c.platform, self.run_dir, self.registry, self.sut,
+            PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
         )
         self.platform = self.placement.platform
         bootstrap = self.placement.bootstrap
@@ -135,6 +137,9 @@ class Run:
         create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
         self.accounts = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
         self.accounts.publish_all()
+        if self.sut.watches_state_dirs:
+            self.statedir = StateDirWatcher(self.platform, c.application_id)
+            self.statedir.start()
         for i in range(c.pods):
             self.platform.add_pod(pod_name(i), f"node-{i}")
         self.watcher = TraceWatcher(self.platform, c.application_id)
@@ -245,12 +250,20 @@ class Run:
     def _stop_pods(self) -> None:
         if self.platform is not None:
             self.platform.teardown()
+        self._stop_statedir()
         self.accounts.close()
+
+    def _stop_statedir(self) -> None:
+        statedir, self.statedir = self.statedir, None
+        if statedir is not None:
+            statedir.stop()
+            self.info["statedir_events"] = statedir.events
 
     def _stop_platform(self) -> None:
         placement, self.placement = self.placement, None  # once, even if called again
         if placement is not None:
             placement.teardown()
+        self._stop_statedir()
         self.registry.stop_all()
 
     def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:
@@ -261,14 +274,16 @@ class Run:
             "guarantee": c.guarantee, "partitions": c.partitions,
             "application_id": c.application_id, "drained": drained, "drain_seconds": drain_s,
             "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),
+            "sut": self.sut.name, "not_applicable": dict(self.sut.not_applicable),
         }
         self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
                                                        c.application_id, meta))
 
-    def _check(self) -> Any:
+    def _check(self) -> Verdict:
         from checker.check import check_run
 
-        return check_run(self.run_dir, self.config.spark_master).get("verdict", "unknown")
+        verdict = check_run(self.run_dir, self.config.spark_master).get("verdict")
+        return verdict if verdict is True or verdict is False else UNKNOWN
 
     def _report(self) -> None:
         if self.nemesis is not None:
@@ -277,7 +292,7 @@ class Run:
         runinfo.render_reports(self.run_dir)
 
 
-def exit_code_for(verdict: Any) -> int:
+def exit_code_for(verdict: Verdict) -> int:
     if verdict is True:
         return EXIT_VALID
     if verdict is False:

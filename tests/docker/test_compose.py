@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 from harness.kafka.jars import kafka_version
-from harness.platforms.base import WORKER_MODULE, WorkerConfig
 from harness.platforms.docker_specs import (
     KAFKA_CONTROLLER_PORT,
     KAFKA_DATA_DIR,
@@ -29,6 +28,8 @@ from harness.platforms.docker_specs import (
     property_env,
 )
 from harness.run.config import RunConfig
+from harness.sut.base import PodPaths, PodSettings
+from harness.sut.python import WORKER_MODULE
 from workloads.worker.config import parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,14 +148,9 @@ def test_healthcheck_asks_the_broker(compose: dict[str, Any]) -> None:
 
 def test_worker_command_is_worker_config_argv(compose: dict[str, Any]) -> None:
     defaults = RunConfig()
-    expected = WorkerConfig(
-        bootstrap=f"kafka-1:{KAFKA_INTERNAL_PORT}", application_id=defaults.application_id,
-        threads=defaults.threads, standbys=defaults.standbys, guarantee=defaults.guarantee,
-        bugs=defaults.bugs, commit_interval_ms=defaults.commit_interval_ms,
-        write_buffer_bytes=defaults.write_buffer_bytes,
-        cleaner_delay_ms=defaults.cleaner_delay_ms,
-        cleaner_interval_ms=defaults.cleaner_interval_ms,
-    ).argv("pod-0", STATE_MOUNT, f"{POD_MOUNT}/trace.jsonl", f"{POD_MOUNT}/control.json")
+    expected = PodSettings.from_run(defaults, f"kafka-1:{KAFKA_INTERNAL_PORT}").argv(
+        "pod-0", PodPaths(STATE_MOUNT, f"{POD_MOUNT}/trace.jsonl", f"{POD_MOUNT}/control.json")
+    )
     worker = compose["services"]["worker"]
     assert [str(part) for part in worker["command"]] == expected
     parsed = parse_args(expected)  # and the worker accepts it

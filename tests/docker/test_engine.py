@@ -18,7 +18,6 @@ import docker
 import pytest
 
 from harness.kafka.cluster import describe_brokers
-from harness.platforms.base import WorkerConfig
 from harness.platforms.docker import (
     DockerKafka,
     DockerPlatform,
@@ -27,6 +26,7 @@ from harness.platforms.docker import (
     require_engine,
 )
 from harness.run.topics import create_topics
+from harness.sut.base import PodSettings
 
 pytestmark = pytest.mark.docker
 APP = "ledger-app"
@@ -77,7 +77,7 @@ def worker_image(engine: docker.DockerClient) -> str:
 @pytest.fixture
 def platform(engine: docker.DockerClient, kafka: DockerKafka, worker_image: str,
              tmp_path: Path) -> Iterator[DockerPlatform]:
-    worker = WorkerConfig(bootstrap=kafka.internal_bootstrap, application_id=APP, threads=1,
+    worker = PodSettings(bootstrap=kafka.internal_bootstrap, application_id=APP, threads=1,
                           standbys=0, guarantee="exactly_once_v2")
     run_dir = tmp_path / f"run-{uuid.uuid4().hex[:8]}"
     p = DockerPlatform(run_dir, worker, 3, client=engine, image=worker_image,

@@ -10,10 +10,10 @@ import pytest
 from docker_fakes import FakeClient
 
 from harness.errors import UsageError
-from harness.platforms.base import WorkerConfig
 from harness.platforms.docker import DockerPlatform
+from harness.sut.base import PodSettings
 
-WORKER = WorkerConfig(bootstrap="127.0.0.1:9092", application_id="ledger-app", threads=1,
+WORKER = PodSettings(bootstrap="127.0.0.1:9092", application_id="ledger-app", threads=1,
                       standbys=0, guarantee="exactly_once_v2")
 
 

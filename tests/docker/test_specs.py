@@ -14,7 +14,6 @@ from docker.models.containers import _create_container_args
 
 from harness.errors import UsageError
 from harness.kafka.cluster import BrokerNode, broker_properties
-from harness.platforms.base import WorkerConfig
 from harness.platforms.docker import (
     kafka_container_spec,
     pod_container_spec,
@@ -30,8 +29,9 @@ from harness.platforms.docker_specs import (
     safe_name,
     worker_image_tag,
 )
+from harness.sut.base import PodPaths, PodSettings
 
-WORKER = WorkerConfig(bootstrap="kchaos-r1-kafka-1:19092", application_id="ledger-app",
+WORKER = PodSettings(bootstrap="kchaos-r1-kafka-1:19092", application_id="ledger-app",
                       threads=2, standbys=1, guarantee="exactly_once_v2", bugs=("KAFKA-20685",))
 
 
@@ -54,7 +54,7 @@ def pod_spec(tmp_path: Path, **overrides: Any) -> dict[str, Any]:
 def test_pod_command_is_worker_argv_with_container_paths(tmp_path: Path) -> None:
     spec = pod_spec(tmp_path)
     assert spec["command"] == WORKER.argv(
-        "pod-0", STATE_MOUNT, f"{POD_MOUNT}/trace.jsonl", f"{POD_MOUNT}/control.json"
+        "pod-0", PodPaths(STATE_MOUNT, f"{POD_MOUNT}/trace.jsonl", f"{POD_MOUNT}/control.json")
     )
     assert "entrypoint" not in spec  # the image's: python -m workloads.worker
 

@@ -16,9 +16,10 @@ from kafka.admin import NewTopic
 from faults.kinds import FAULT_KINDS, FaultContext
 from faults.model import Step, Trigger
 from faults.observe import TraceWatcher
-from harness.platforms.base import WorkerConfig
 from harness.platforms.local import LocalPlatform
 from harness.procs import ProcessRegistry
+from harness.sut.base import PodSettings
+from harness.sut.python import PythonWorker
 from workloads.ledger.accounts import AccountsWriter
 from workloads.ledger.contract import Event, account_name
 
@@ -43,13 +44,13 @@ class Fleet:
         self.bootstrap = bootstrap
         self.app = f"app-{tag}"
         self.registry = ProcessRegistry(run_dir)
-        worker = WorkerConfig(
+        worker = PodSettings(
             bootstrap=bootstrap, application_id=self.app, threads=1, standbys=0,
             guarantee="exactly_once_v2",
             extra_args=("--input-topic", self.topics["input"], "--output-topic",
                         self.topics["output"], "--accounts-topic", self.topics["accounts"]),
         )
-        self.platform = LocalPlatform(run_dir, self.registry, worker, node_count=2)
+        self.platform = LocalPlatform(run_dir, self.registry, PythonWorker(), worker, node_count=2)
         self.watcher = TraceWatcher(self.platform, self.app)
         self.ctx = FaultContext(self.platform, None, None, self.app)
         self.sent = 0

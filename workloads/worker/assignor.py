@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from kafka.cluster import ClusterMetadata
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -167,10 +169,13 @@ class StreamsAssignor(AbstractPartitionAssignor):
         self.describe = describe
         self.standby_tasks: tuple[str, ...] = ()
 
-    def metadata(self, topics):  # type: ignore[no-untyped-def]
+    def metadata(self, topics: Iterable[str]) -> ConsumerProtocolSubscription:
         return ConsumerProtocolSubscription(self.version, sorted(topics), self.describe().encode())
 
-    def assign(self, cluster, members):  # type: ignore[no-untyped-def]
+    def assign(
+        self, cluster: ClusterMetadata, members: Sequence[Any]
+    ) -> dict[str, ConsumerProtocolAssignment]:
+        # members: JoinGroup response entries (member_id, decoded metadata), untyped upstream
         parts = sorted(cluster.partitions_for_topic(self.topic) or [])
         tasks = [task_id(p) for p in parts]
         infos = []
@@ -185,7 +190,7 @@ class StreamsAssignor(AbstractPartitionAssignor):
                 )
             )
         result = compute_assignment(tasks, infos, self.standbys)
-        out = {}
+        out: dict[str, ConsumerProtocolAssignment] = {}
         for m in members:
             ta = result.get(m.member_id, TaskAssignment())
             user = json.dumps({"active": ta.active, "standby": ta.standby}).encode()
@@ -195,8 +200,10 @@ class StreamsAssignor(AbstractPartitionAssignor):
             )
         return out
 
-    def on_assignment(self, assignment, generation):  # type: ignore[no-untyped-def]
+    def on_assignment(self, assignment: ConsumerProtocolAssignment, generation: int) -> None:
+        raw = assignment.user_data
         try:
-            self.standby_tasks = tuple(json.loads(assignment.user_data or b"{}").get("standby", []))
+            data = json.loads(raw if isinstance(raw, bytes) and raw else b"{}")
+            self.standby_tasks = tuple(data.get("standby", []))
         except ValueError:
             self.standby_tasks = ()

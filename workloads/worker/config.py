@@ -1,10 +1,17 @@
-"""Worker configuration: command-line flags -> one frozen dataclass."""
+"""Worker configuration: one frozen dataclass, and the command-line flags derived from it.
+
+Each field is one flag (`x_y` -> `--x-y` unless its metadata names another), with the
+field's default: a setting and its default are said once, here. The harness's side of
+the same contract is `harness.sut.base.PodSettings.argv`.
+"""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from workloads.ledger import contract
 from workloads.worker.bugs import BUG_NAMES, parse_bugs
@@ -13,27 +20,45 @@ EXACTLY_ONCE_V2 = "exactly_once_v2"
 AT_LEAST_ONCE = "at_least_once"
 
 
+def _flag_meta(help: str = "", *, flag: str | None = None,
+               parse: Callable[[str], Any] | None = None,
+               choices: tuple[str, ...] = ()) -> dict[str, Any]:
+    """How a field is a flag; `parse` turns the flag's text into the field's value."""
+    return {"help": help, "flag": flag, "parse": parse, "choices": choices}
+
+
+_INT = _flag_meta(parse=int)
+
+
+def _path_or_none(text: str) -> Path | None:
+    return Path(text) if text else None
+
+
 @dataclass(frozen=True)
 class WorkerConfig:
-    bootstrap: str
-    state_dir: Path
+    bootstrap: str = field(metadata=_flag_meta("host:port of a broker"))
+    state_dir: Path = field(metadata=_flag_meta("the pod's volume", parse=Path))
     application_id: str = contract.DEFAULT_APPLICATION_ID
-    instance_id: str = "pod-0"
-    threads: int = 1
-    standbys: int = 0
-    guarantee: str = EXACTLY_ONCE_V2
-    bugs: frozenset[str] = field(default_factory=frozenset)
-    trace_file: Path | None = None
-    control_file: Path | None = None
-    commit_interval_ms: int = 500
-    write_buffer_bytes: int = 64 * 1024
+    instance_id: str = field(default="pod-0", metadata=_flag_meta("pod name; static membership"))
+    threads: int = field(default=1, metadata=_INT)
+    standbys: int = field(default=0, metadata=_INT)
+    guarantee: str = field(default=EXACTLY_ONCE_V2,
+                           metadata=_flag_meta(choices=(EXACTLY_ONCE_V2, AT_LEAST_ONCE)))
+    bugs: frozenset[str] = field(default_factory=frozenset, metadata=_flag_meta(
+        "comma list of: " + ", ".join(BUG_NAMES), parse=parse_bugs))
+    trace_file: Path | None = field(default=None, metadata=_flag_meta(
+        "JSONL trace file (appended)", flag="--trace", parse=_path_or_none))
+    control_file: Path | None = field(default=None, metadata=_flag_meta(
+        "fault-injection hook", parse=_path_or_none))
+    commit_interval_ms: int = field(default=500, metadata=_INT)
+    write_buffer_bytes: int = field(default=64 * 1024, metadata=_INT)
     # Kafka Streams defaults: state.cleanup.delay.ms 10 min, cleaner runs at that period.
-    cleaner_delay_ms: int = 600_000
-    cleaner_interval_ms: int = 600_000
-    session_timeout_ms: int = 10_000
+    cleaner_delay_ms: int = field(default=600_000, metadata=_INT)
+    cleaner_interval_ms: int = field(default=600_000, metadata=_INT)
+    session_timeout_ms: int = field(default=10_000, metadata=_INT)
     # Kafka Streams sets transaction.timeout.ms to 10 s under EOS so a zombie's open
     # transaction cannot hold the last stable offset (and restoration) for a minute.
-    transaction_timeout_ms: int = 10_000
+    transaction_timeout_ms: int = field(default=10_000, metadata=_INT)
     input_topic: str = contract.INPUT_TOPIC
     output_topic: str = contract.OUTPUT_TOPIC
     accounts_topic: str = contract.ACCOUNTS_TOPIC
@@ -53,51 +78,34 @@ class WorkerConfig:
         return contract.changelog_topic(self.application_id, store)
 
 
+def _flag(f: Field[Any]) -> str:
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m workloads.worker", description=__doc__)
-    p.add_argument("--bootstrap", required=True, help="host:port of a broker")
-    p.add_argument("--application-id", default=contract.DEFAULT_APPLICATION_ID)
-    p.add_argument("--instance-id", default="pod-0", help="pod name; static membership id")
-    p.add_argument("--state-dir", required=True, type=Path)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--standbys", type=int, default=0)
-    p.add_argument("--guarantee", choices=(EXACTLY_ONCE_V2, AT_LEAST_ONCE), default=EXACTLY_ONCE_V2)
-    p.add_argument("--bugs", default="", help="comma list of: " + ", ".join(BUG_NAMES))
-    p.add_argument("--trace", type=Path, default=None, help="JSONL trace file (appended)")
-    p.add_argument("--control-file", type=Path, default=None, help="fault-injection hook")
-    p.add_argument("--commit-interval-ms", type=int, default=500)
-    p.add_argument("--write-buffer-bytes", type=int, default=64 * 1024)
-    p.add_argument("--cleaner-delay-ms", type=int, default=600_000)
-    p.add_argument("--cleaner-interval-ms", type=int, default=600_000)
-    p.add_argument("--session-timeout-ms", type=int, default=10_000)
-    p.add_argument("--input-topic", default=contract.INPUT_TOPIC)
-    p.add_argument("--output-topic", default=contract.OUTPUT_TOPIC)
-    p.add_argument("--accounts-topic", default=contract.ACCOUNTS_TOPIC)
+    for f in fields(WorkerConfig):
+        required = f.default is MISSING and f.default_factory is MISSING
+        # Values stay text here; parse_args converts them, defaults are taken as they are.
+        p.add_argument(_flag(f), dest=f.name, required=required, default=None,
+                       help=f.metadata.get("help") or None,
+                       choices=f.metadata.get("choices") or None)
     return p
 
 
 def parse_args(argv: list[str] | None = None) -> WorkerConfig:
-    """Parse flags; argparse exits 2 on bad flags, an unknown bug name raises ValueError."""
-    a = build_parser().parse_args(argv)
-    if a.threads < 1 or a.standbys < 0:
+    """Parse flags; argparse exits 2 on bad flags, a bad value raises ValueError."""
+    given = vars(build_parser().parse_args(argv))
+    values: dict[str, Any] = {}
+    for f in fields(WorkerConfig):
+        text = given[f.name]
+        if text is not None:
+            parse = f.metadata.get("parse")
+            try:
+                values[f.name] = parse(text) if parse else text
+            except ValueError as exc:
+                raise ValueError(f"{_flag(f)} {text!r}: {exc}") from exc
+    cfg = WorkerConfig(**values)
+    if cfg.threads < 1 or cfg.standbys < 0:
         raise ValueError("--threads must be >= 1 and --standbys >= 0")
-    return WorkerConfig(
-        bootstrap=a.bootstrap,
-        state_dir=a.state_dir,
-        application_id=a.application_id,
-        instance_id=a.instance_id,
-        threads=a.threads,
-        standbys=a.standbys,
-        guarantee=a.guarantee,
-        bugs=parse_bugs(a.bugs),
-        trace_file=a.trace,
-        control_file=a.control_file,
-        commit_interval_ms=a.commit_interval_ms,
-        write_buffer_bytes=a.write_buffer_bytes,
-        cleaner_delay_ms=a.cleaner_delay_ms,
-        cleaner_interval_ms=a.cleaner_interval_ms,
-        session_timeout_ms=a.session_timeout_ms,
-        input_topic=a.input_topic,
-        output_topic=a.output_topic,
-        accounts_topic=a.accounts_topic,
-    )
+    return cfg

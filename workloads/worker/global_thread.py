@@ -83,7 +83,8 @@ class GlobalStreamThread(threading.Thread):
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",
-            auto_offset_reset="none",
+            # kafka-python takes "none" (OffsetResetStrategy.NONE); its stub does not list it
+            auto_offset_reset="none",  # type: ignore[arg-type]
         )
         parts = self.consumer.partitions_for_topic(self.cfg.accounts_topic) or {0}
         self.tps = [TopicPartition(self.cfg.accounts_topic, p) for p in sorted(parts)]
@@ -137,7 +138,8 @@ class GlobalStreamThread(threading.Thread):
             self.tracer.emit(THREAD, "global-restore-start", from_offset=start, end_offset=end)
             restored = 0
             try:
-                while sum(self.consumer.position(tp) for tp in self.tps) < end:
+                # a position not known yet (None) counts as nothing restored
+                while sum(self.consumer.position(tp) or 0 for tp in self.tps) < end:
                     if self.stop_requested.is_set():
                         return
                     restored += self._apply(self.consumer.poll(timeout_ms=100))

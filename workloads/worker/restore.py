@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import kafka.errors as Errors
 from kafka import KafkaConsumer, TopicPartition
@@ -40,7 +41,7 @@ class ChangelogReader:
         self.cfg = cfg
         self.tracer = tracer
         self.thread = thread
-        isolation = (
+        isolation: Literal["read_uncommitted", "read_committed"] = (
             "read_uncommitted" if cfg.bug(bugs.RESTORE_READ_UNCOMMITTED) else "read_committed"
         )
         self.consumer = KafkaConsumer(
@@ -49,7 +50,9 @@ class ChangelogReader:
             group_id=None,
             enable_auto_commit=False,
             isolation_level=isolation,
-            auto_offset_reset="none",  # an invalid offset must surface: wipe and restore again
+            # an invalid offset must surface: wipe and restore again. kafka-python takes "none"
+            # (OffsetResetStrategy.NONE); its stub lists only the resetting strategies.
+            auto_offset_reset="none",  # type: ignore[arg-type]
             max_poll_records=2000,
         )
         self.entries: dict[TopicPartition, _Entry] = {}
@@ -137,15 +140,16 @@ class ChangelogReader:
             ]
             return done, invalid
         for tp, records in batches.items():
-            e = self.entries.get(tp)
-            if e is None or self._done(tp, e):
+            entry = self.entries.get(tp)
+            if entry is None or self._done(tp, entry):
                 continue
-            e.apply(records)
-            e.restored += len(records)
+            entry.apply(records)
+            entry.restored += len(records)
         for tp, e in self.entries.items():
             if e.end is None or tp in self.completed:
                 continue
-            if self.consumer.position(tp) >= e.end:
+            position = self.consumer.position(tp)  # None: not known yet
+            if position is not None and position >= e.end:
                 self.completed.add(tp)
                 self._reported.add(tp)
                 self.consumer.pause(tp)
@@ -157,7 +161,10 @@ class ChangelogReader:
         return done, invalid
 
     def position(self, tp: TopicPartition) -> int:
-        return self.consumer.position(tp)
+        position = self.consumer.position(tp)
+        if position is None:
+            raise RuntimeError(f"position of {tp} unknown after its restoration completed")
+        return position
 
     def close(self) -> None:
         self.consumer.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 from rocksdict import Options, Rdict, WriteOptions
 
@@ -32,7 +33,8 @@ class KeyValueStore:
         self._db = Rdict(str(self.path), opts)
         self._active_entries = 0
         wo = WriteOptions()
-        wo.disable_wal = True
+        # rocksdict's stub declares disable_wal a method; at run time it is a bool property
+        wo.disable_wal = True  # type: ignore[method-assign,assignment]
         self._db.set_write_options(wo)
 
     @property
@@ -56,8 +58,8 @@ class KeyValueStore:
             self.db.put(key.encode(), value.encode())
 
     def items(self) -> Iterator[tuple[str, str]]:
-        for k, v in self.db.items():
-            yield k.decode(), v.decode()
+        for k, v in self.db.items():  # raw_mode: keys and values are bytes
+            yield cast(bytes, k).decode(), cast(bytes, v).decode()
 
     def is_empty(self) -> bool:
         return next(iter(self.db.keys()), None) is None

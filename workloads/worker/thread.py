@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import kafka.errors as Errors
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -46,7 +47,9 @@ class _Listener(AsyncConsumerRebalanceListener):
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         offsets = self.t.prepare_revocation()
         if offsets:  # at-least-once: commit the consumed offsets before the group moves on
-            await self.t.consumer._coordinator._commit_offsets_sync_async(offsets)
+            # private: kafka-python offers no public commit that may be awaited in a listener
+            coordinator = self.t.consumer._coordinator  # type: ignore[attr-defined]
+            await coordinator._commit_offsets_sync_async(offsets)
         self.t.finish_revocation()
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
@@ -111,7 +114,8 @@ class StreamThread(threading.Thread):
             enable_auto_commit=False,
             isolation_level="read_committed" if cfg.eos else "read_uncommitted",
             auto_offset_reset="earliest",
-            partition_assignment_strategy=[self.assignor],
+            # kafka-python takes assignor instances too; its stub lists classes only
+            partition_assignment_strategy=[self.assignor],  # type: ignore[list-item]
             session_timeout_ms=cfg.session_timeout_ms,
             heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
             max_poll_records=500,
@@ -119,12 +123,13 @@ class StreamThread(threading.Thread):
         # Know the input topic before the first join: otherwise the leader assigns nothing
         # and an immediate second rebalance follows.
         consumer.partitions_for_topic(cfg.input_topic)
-        consumer.subscribe([cfg.input_topic], listener=_Listener(self))
+        # the 3.0.11 stub lacks AsyncConsumerRebalanceListener, which 3.0.12 accepts
+        consumer.subscribe([cfg.input_topic], listener=_Listener(self))  # type: ignore[arg-type]
         return consumer
 
     def _new_producer(self) -> KafkaProducer:
         cfg = self.cfg
-        common = dict(
+        common: dict[str, Any] = dict(
             bootstrap_servers=cfg.bootstrap,
             client_id=f"{cfg.instance_id}-{self.tname}-producer",
             acks="all",
@@ -249,7 +254,8 @@ class StreamThread(threading.Thread):
         meta = self._group_meta
         healthy = (
             meta is not None and meta.state == MemberState.STABLE
-            and not self.consumer._coordinator.coordinator_unknown()
+            # private: the consumer exposes no public "coordinator known" (see the listener)
+            and not self.consumer._coordinator.coordinator_unknown()  # type: ignore[attr-defined]
         )
         now = time.monotonic()
         if healthy or self._unhealthy_since is None:
@@ -310,7 +316,11 @@ class StreamThread(threading.Thread):
 
     @staticmethod
     def _trace_offsets(offsets: dict[TopicPartition, OffsetAndMetadata]) -> dict[str, int]:
-        return {str(tp.partition): om.offset for tp, om in sorted(offsets.items())}
+        return {
+            str(tp.partition): om.offset
+            for tp, om in sorted(offsets.items())
+            if om.offset is not None  # never None: _offsets builds them from next offsets
+        }
 
     def _commit(self, in_listener: bool = False) -> dict[TopicPartition, OffsetAndMetadata]:
         """Commit all tasks of the thread. Returns offsets the caller still has to commit
@@ -323,6 +333,8 @@ class StreamThread(threading.Thread):
                 return {}
             if offsets and not self.cfg.bug(bugs.OFFSETS_OUTSIDE_TXN):
                 meta = self._group_meta if in_listener else self.consumer.group_metadata()
+                if meta is None:
+                    raise RuntimeError("no group metadata: the consumer has not joined")
                 self.producer.send_offsets_to_transaction(offsets, meta)
             records = self.collector.count
             self.producer.commit_transaction()

@@ -73,7 +73,8 @@ class TaskManager:
                     sb.try_initialize(self.reader)
 
     def _owner(self, tp: TopicPartition) -> StreamTask | StandbyTask | None:
-        for task in (*self.active.values(), *self.standby.values()):
+        tasks: list[StreamTask | StandbyTask] = [*self.active.values(), *self.standby.values()]
+        for task in tasks:
             if tp in task.changelog_tps():
                 return task
         return None

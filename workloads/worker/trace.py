@@ -46,7 +46,7 @@ class Tracer:
 
 def read_trace(path: Path) -> list[dict[str, Any]]:
     """All events of a trace file (tests and tools); a torn last line is ignored."""
-    events = []
+    events: list[dict[str, Any]] = []
     if not path.exists():
         return events
     for line in path.read_text().splitlines():

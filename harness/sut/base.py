@@ -1,0 +1,103 @@
+"""The seam between the harness and the system under test (SUT): what runs in each pod.
+
+A SUT says how to prepare itself (build, once per version, cached), the command line of
+one pod, which fault kinds it can take and which checks cannot be judged for it. Every
+SUT speaks the same pod command-line contract (`PodSettings.argv`: the flags of
+`python -m workloads.worker`), writes the same trace format and the same ledger topics,
+so platforms, the nemesis and the checker need nothing else from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Protocol
+
+from faults.model import Plan
+from harness.errors import UsageError
+from harness.run.config import RunConfig
+
+
+@dataclass(frozen=True)
+class PodPaths:
+    """Where one pod keeps its state (its volume), writes its trace, reads its control file
+    (paths as the pod sees them: host paths locally, mount points in a container)."""
+
+    state_dir: str
+    trace: str
+    control: str
+
+
+@dataclass(frozen=True)
+class PodSettings:
+    """The settings every pod of a run shares. Defaults are RunConfig's (one source);
+    `argv` turns them into the pod flags: each field `x_y` is the flag `--x-y`."""
+
+    bootstrap: str
+    application_id: str = RunConfig.application_id
+    threads: int = RunConfig.threads
+    standbys: int = RunConfig.standbys
+    guarantee: str = RunConfig.guarantee
+    bugs: tuple[str, ...] = ()
+    commit_interval_ms: int = RunConfig.commit_interval_ms
+    write_buffer_bytes: int = RunConfig.write_buffer_bytes
+    cleaner_delay_ms: int = RunConfig.cleaner_delay_ms
+    cleaner_interval_ms: int = RunConfig.cleaner_interval_ms
+    extra_args: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_run(config: RunConfig, bootstrap: str) -> PodSettings:
+        names = {f.name for f in fields(PodSettings)} - {"bootstrap", "extra_args"}
+        shared = {name: getattr(config, name) for name in names}
+        return PodSettings(bootstrap=bootstrap, **shared)
+
+    def argv(self, pod: str, paths: PodPaths) -> list[str]:
+        """The pod's flags (no program): the shared settings, then the pod's own."""
+        args: list[str] = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra_args" or (f.name == "bugs" and not value):
+                continue
+            text = ",".join(value) if f.name == "bugs" else str(value)
+            args += [f"--{f.name.replace('_', '-')}", text]
+        args += [
+            "--instance-id", pod,
+            "--state-dir", paths.state_dir,
+            "--trace", paths.trace,
+            "--control-file", paths.control,
+        ]
+        return [*args, *self.extra_args]
+
+
+class SystemUnderTest(Protocol):
+    name: str
+    # Fault kinds this SUT cannot take, each with the reason (said when refusing a plan).
+    refused_faults: Mapping[str, str]
+    # Checks that cannot be judged from what this SUT records, each with the reason.
+    not_applicable: Mapping[str, str]
+    # Whether the harness records the pods' checkpoint and SST files (the SUT does not
+    # trace its checkpoint operations itself).
+    watches_state_dirs: bool
+
+    def prepare(self) -> None:
+        """Build or fetch what the pods run (cached); UsageError if a tool is missing."""
+        ...
+
+    def command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
+        """The full command line of one pod on this machine, program first."""
+        ...
+
+    def env(self) -> dict[str, str]:
+        """Environment variables the pod needs on top of the harness's."""
+        ...
+
+
+def refuse_plan(sut: SystemUnderTest, plan: Plan) -> None:
+    """UsageError (exit 254) naming the first planned fault this SUT cannot take."""
+    for step in plan.steps:
+        reason = sut.refused_faults.get(step.fault)
+        if reason is not None:
+            raise UsageError(
+                f"--sut {sut.name} cannot take fault {step.fault!r} (step {step.id} of the "
+                f"plan): {reason}; choose another --profile"
+            )

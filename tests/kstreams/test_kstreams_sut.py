@@ -1,0 +1,127 @@
+"""SUT kstreams: the Kafka Streams ledger app builds (once per version), bad input is
+refused with one line before anything starts, and real runs are judged by the unchanged
+checker: fault-free with the state updater disabled (the KAFKA-20685 control) must be
+valid; a kill run gets a verdict."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faults.plan import plan
+from harness.errors import UsageError
+from harness.sut.kstreams import KafkaStreamsApp, build, default_version
+
+CONTROL = "__state.updater.enabled__=false"
+
+
+def kchaos(results: Path, *args: str, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def run_folder(done: subprocess.CompletedProcess[str]) -> Path:
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("run folder: ")]
+    assert lines, f"no run folder:\n{done.stdout}\n{done.stderr[-3000:]}"
+    return Path(lines[-1].removeprefix("run folder: ").strip())
+
+
+def results(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "results.json").read_text())
+
+
+def test_a_release_that_is_no_version_is_refused() -> None:
+    with pytest.raises(UsageError, match=r"release like 4\.1\.2"):
+        build("latest; rm -rf /")
+
+
+@pytest.mark.parametrize("args", [
+    ["--sut", "kstreams", "--bugs", "KAFKA-20685"],
+    ["--kstreams-version", "4.1.2"],  # without --sut kstreams
+    ["--sut", "kstreams", "--streams-config", "no-equals-sign"],
+    ["--sut", "kstreams", "--platform", "docker"],
+])
+def test_bad_options_are_one_line_254_and_no_run_folder(tmp_path: Path, args: list[str]) -> None:
+    done = kchaos(tmp_path, "run", "--time-limit", "10", *args, timeout=120)
+    assert done.returncode == 254, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    def delays(seed: int) -> bool:
+        steps = plan(seed, "checkpoint", 2, 1, 30).steps
+        return any(step.fault == "delay-checkpoint" for step in steps)
+
+    seed = next(s for s in range(100) if delays(s))
+    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "checkpoint",
+                  "--seed", str(seed), "--time-limit", "30", timeout=120)
+    assert done.returncode == 254, done.stderr
+    assert "delay-checkpoint" in done.stderr and "control file" in done.stderr
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_app_builds_once_per_version_and_sources() -> None:
+    first = build(default_version())
+    assert (first.folder / "kchaos-kstreams-ledger-1.jar").is_file()
+    assert any("kafka-streams-" in jar for jar in first.classpath.split(":"))
+    again = build(default_version())
+    assert again.folder == first.folder and again.seconds == 0.0  # from the cache
+
+
+@pytest.mark.slow
+def test_pod_command_runs_the_app_with_the_pod_flags() -> None:
+    from harness.sut import PodPaths, PodSettings
+
+    app = KafkaStreamsApp(default_version(), (CONTROL,))
+    command = app.command(PodSettings(bootstrap="b:1"), "pod-3",
+                          PodPaths("/s", "/p/trace.jsonl", "/p/control.json"))
+    assert command[command.index("--instance-id") + 1] == "pod-3"
+    assert command[-2:] == ["--streams-config", CONTROL]
+    assert "dev.kchaos.kstreams.LedgerApp" in command
+
+
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+@pytest.mark.slow
+def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path) -> None:
+    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "none", "--pods", "1",
+                  "--time-limit", "20", "--streams-config", CONTROL)
+    run_dir = run_folder(done)
+    doc = results(run_dir)
+    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    outputs = json.loads((run_dir / "run.json").read_text())["collect"]
+    assert outputs, "nothing collected"
+    assert (run_dir / "pods" / "pod-0" / "statedir.jsonl").exists()
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+@pytest.mark.slow
+def test_kill_run_is_judged(tmp_path: Path) -> None:
+    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "kill", "--seed", "1",
+                  "--time-limit", "25")
+    run_dir = run_folder(done)
+    doc = results(run_dir)
+    assert doc["verdict"] in (True, False), doc
+    assert done.returncode in (0, 1)
+    kills = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()
+             if '"nemesis"' in line]
+    assert any(k["f"] == "kill" for k in kills)
+    # the restarted pod's app reached RUNNING again, as its trace says
+    trace = (run_dir / "pods").glob("*/trace.jsonl")
+    pids = {json.loads(line)["pid"] for path in trace for line in path.read_text().splitlines()
+            if '"to":"RUNNING"' in line}
+    assert len(pids) >= 2

@@ -1,0 +1,24 @@
+package dev.kchaos.kstreams;
+
+import java.util.Map;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
+import org.rocksdb.Options;
+
+/**
+ * Small memtables, so RocksDB flushes SST files within a run (KAFKA-20685 needs a flush of
+ * writes a transaction later aborts). Size from the app's `kchaos.write.buffer.bytes`.
+ */
+public final class SmallWriteBuffer implements RocksDBConfigSetter {
+    static final String WRITE_BUFFER_BYTES = "kchaos.write.buffer.bytes";
+
+    @Override
+    public void setConfig(String storeName, Options options, Map<String, Object> configs) {
+        Object bytes = configs.get(WRITE_BUFFER_BYTES);
+        if (bytes != null) {
+            options.setWriteBufferSize(Long.parseLong(bytes.toString()));
+        }
+    }
+
+    @Override
+    public void close(String storeName, Options options) {}
+}
