@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.charts import plotly_js, timeline_figure, to_div
-from harness.report.coverage import coverage_rows
+from harness.report.coverage import CoverageRow, coverage_rows
 from harness.report.examples import CheckView, Table, check_views, records_table
 from harness.report.load import (
     HISTORY_FILE,
@@ -111,7 +111,9 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         errors, "checks", lambda: check_views(dig(files.results, "checks"), origin), []
     )
     plan_table = guarded(errors, "plan", lambda: _plan_table(files.plan), None)
-    coverage = guarded(errors, "coverage", lambda: coverage_rows(files.results, origin), [])
+    coverage: list[CoverageRow] = guarded(
+        errors, "coverage", lambda: coverage_rows(files.results, origin), []
+    )
     return {
         "s": s,
         "exit_name": "" if s.exit_code is None else EXIT_NAMES.get(s.exit_code, "abnormal"),
