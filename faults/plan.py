@@ -127,7 +127,7 @@ def _kill_past_session(b: _Builder, at: float) -> None:
 def _pause_past_session(b: _Builder, at: float) -> None:
     """Frozen past the session timeout while its tasks move on, then resumed: a zombie,
     whose tasks come back to it after the rebalance (zombie, task-returns)."""
-    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(13, 15))
+    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(14, 16))
 
 
 def _moves(b: _Builder, at: float) -> None:
@@ -139,11 +139,14 @@ def _moves(b: _Builder, at: float) -> None:
 
 
 def _delay_then_rebalance(b: _Builder, at: float) -> None:
-    """Checkpoint writes slowed, then a pod joins: tasks are suspended (checkpointed) while
-    the rebalance goes on (rebalance-during-checkpoint, task-returns after it leaves)."""
-    b.add("delay-checkpoint", b.pod(), Trigger(at), heal_after_s=b.r(6, 9),
-          ms=b.rng.choice([1500, 3000]))
-    _scale_out(b, round(at + 1, 1))
+    """A pod joins, and checkpoint writes are slowed until well after it left again: tasks
+    are suspended (checkpointed) while both rebalances go on (rebalance-during-checkpoint;
+    task-returns when the tasks it took come back)."""
+    stay = b.r(9, 11)
+    b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=stay)
+    b.spare += 1
+    b.add("delay-checkpoint", b.pod(), Trigger(round(at + 0.5, 1)),
+          heal_after_s=round(stay + 3, 1), ms=b.rng.choice([1500, 3000]))
 
 
 # Each run of `all` draws every one of these once, in a seeded order, then fills the
@@ -151,10 +154,13 @@ def _delay_then_rebalance(b: _Builder, at: float) -> None:
 # else happens during a long absence (with two pods, a second fault would leave nobody to
 # take over, or take the taker away), and the next fault follows its heal closely.
 BROAD_LONG = (_kill_past_session, _pause_past_session)
-BROAD_MUST = (*BROAD_LONG, _kill_flushed_in_txn, _moves, _delay_then_rebalance,
-              _truncate_global)
-# Standbys make a failover a promotion; a longer transaction leaves flushes inside it.
-BROAD_CONFIG: dict[str, object] = {"standbys": 1, "commit_interval_ms": 1000}
+BROAD_MUST = (*BROAD_LONG, _kill_flushed_in_txn, _moves, _delay_then_rebalance)
+LONG_CLEARANCE_S = 3.0  # after an absence: the returning pod rejoins before the next fault
+# Standbys make a failover a promotion. A memtable fills after ~750 writes (RocksDB's
+# 64 KB floor) and every rebalance flushes it (suspend checkpoints): two partitions at 200
+# events/s fill one in seconds, and 1 s transactions leave flushes inside them.
+BROAD_CONFIG: dict[str, object] = {"standbys": 1, "commit_interval_ms": 1000, "rate": 200.0,
+                                   "partitions": 2}
 
 
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
@@ -190,7 +196,7 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
             must.remove(step)
         step(b, round(at, 1))
         if step in BROAD_LONG:
-            at += (b.steps[-1].heal_after_s or 0.0) + 0.5
+            at += (b.steps[-1].heal_after_s or 0.0) + LONG_CLEARANCE_S
         else:
             at += b.rng.uniform(4, 5.5) if must else b.rng.uniform(5, 9)
     return dict(BROAD_CONFIG)

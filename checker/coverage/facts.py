@@ -88,19 +88,24 @@ class Facts:
         return pid
 
     def running_since(self, pid: int, task: str, time_ns: int) -> Event | None:
-        """The `task-running` line by which `pid` still ran `task` as active at `time_ns`
-        (no revocation or re-initialisation of the task since), if any."""
+        """The line by which `pid` still ran `task` as active at `time_ns`, if it did: its
+        `task-running`, or the `assigned` that resumed it (a task revoked and assigned
+        back to its thread resumes RUNNING without a new `task-running`)."""
         since: Event | None = None
+        suspended_by: object = None  # the thread holding it suspended
         for e in self.by_pid.get(pid, ()):
             if e["ts_ns"] > time_ns:
                 break
             name = e["event"]
             if name == "task-running" and e.get("task") == task:
-                since = e
+                since, suspended_by = e, None
             elif name == "revoked" and task in (e.get("tasks") or ()):
-                since = None  # revoked
+                since, suspended_by = None, e.get("thread") if since is not None else None
+            elif (name == "assigned" and suspended_by is not None
+                  and e.get("thread") == suspended_by and task in (e.get("active") or ())):
+                since, suspended_by = e, None
             elif name == "task-init" and e.get("task") == task:
-                since = None  # initialised again (restarted restoration)
+                since, suspended_by = None, None  # a new task object: restoration again
         return since
 
     def running_tasks(self, pid: int, time_ns: int) -> dict[str, Event]:

@@ -48,6 +48,20 @@ def test_zombie_paused_past_session_and_task_still_elsewhere() -> None:
     assert count("zombie", f) == 1
 
 
+def test_zombie_of_a_task_resumed_after_a_rebalance() -> None:
+    # Revoked and assigned back to its thread, the task resumes without a task-running.
+    events = [ev(0.5, "pod-0", 10, "task-running", task="0_1"),
+              ev(1, "pod-0", 10, "revoked", tasks=["0_1"]),
+              ev(1.5, "pod-0", 10, "assigned", active=["0_1"], standby=[]),
+              ev(14, "pod-1", 20, "task-running", task="0_1")]
+    f = facts(events, [op(2, "pause", "pod-0"), op(15, "pause", "pod-0", "end")])
+    assert count("zombie", f) == 1
+    moved = [*events[:2], ev(1.5, "pod-0", 10, "assigned", active=[], standby=["0_1"]),
+             events[3]]
+    f = facts(moved, [op(2, "pause", "pod-0"), op(15, "pause", "pod-0", "end")])
+    assert count("zombie", f) == 0
+
+
 def test_no_zombie_when_the_task_left_the_other_pod_before_resume() -> None:
     events = [*ZOMBIE, ev(14.5, "pod-1", 20, "revoked", tasks=["0_1"])]
     f = facts(events, [op(2, "pause", "pod-0"), op(15, "pause", "pod-0", "end")])

@@ -76,5 +76,9 @@ def test_all_at_60s_draws_each_coverage_fault_and_never_overlaps_long_absences(
     assert any(s.trigger.condition == "flushed-in-txn" for s in steps)
     assert {bool(s.params["keep_volume"]) for s in steps if s.fault == "move"} == {True, False}
     assert any(s.fault == "delay-checkpoint" for s in steps)
-    assert any(s.fault == "truncate-global" for s in steps)
     assert drawn.config["standbys"] == 1
+    scale_out = next(s for s in steps if s.fault == "scale-out")
+    delay = next(s for s in steps if s.fault == "delay-checkpoint")
+    # slowed checkpoints while the joining pod comes and goes
+    assert delay.trigger.at_s + (delay.heal_after_s or 0) > (
+        scale_out.trigger.at_s + (scale_out.heal_after_s or 0))
