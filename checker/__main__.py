@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 from checker.check import check_run
-
-EXIT = {True: 0, False: 1, "unknown": 2}
+from checker.model import exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = f"  ({res['error'].splitlines()[0]})" if "error" in res else ""
         print(f"{name:18} {res['valid']!s:8} {res['count']}{extra}")
     print(f"verdict: {doc['verdict']}  ({args.run_dir / 'results.json'})")
-    return EXIT[doc["verdict"]]
+    return exit_code(doc["verdict"])
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from checker.checks import CHECKS, Check
 from checker.coverage import coverage_section
 from checker.frames import Frames, load_frames
 from checker.meta import Meta, load_meta
-from checker.model import CheckResult, compose, not_applicable, unknown
+from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
 from checker.session import start_spark
 
 RESULTS_FILE = "results.json"
@@ -49,13 +49,30 @@ def run_checks(
     return results, seconds
 
 
+# Files whose undecodable lines are expected: a pod killed mid-write tears its last trace
+# line. Records in topics, and the harness's own history, must all decode.
+TORN_LINES_EXPECTED = ("traces",)
+
+
 def incomplete_collection(meta: Meta) -> str | None:
     """Why the collected history cannot be trusted to be whole, if it cannot."""
     coll = meta.raw.get("collection") or {}
+    if not isinstance(coll, dict):
+        return f"meta.json has no readable collection figures: {coll!r}"
+    reasons = []
     parts = {k: v for k, v in (coll.get("incomplete") or {}).items() if v}
     if parts:
-        return f"topics not read to their end offsets: {parts}"
-    return None
+        reasons.append(f"topics not read to their end offsets: {parts}")
+    missing = list(coll.get("missing_topics") or [])
+    if missing:
+        reasons.append(f"topics missing: {', '.join(map(str, missing))}")
+    bad = {
+        k: v for k, v in (coll.get("undecodable") or {}).items()
+        if v and k not in TORN_LINES_EXPECTED
+    }
+    if bad:
+        reasons.append(f"undecodable records skipped: {bad}")
+    return "; ".join(reasons) or None
 
 
 def results_document(
@@ -65,9 +82,9 @@ def results_document(
 ) -> dict[str, Any]:
     verdict = compose(r.valid for r in results.values() if r.not_applicable is None)
     doc: dict[str, Any] = {
-        # A history missing records can show anomalies that are not there, or hide them:
-        # like Jepsen, such a run is undecided whatever the checks found.
-        "verdict": "unknown" if incomplete else verdict,
+        # A history missing records may hide anomalies, so it is never valid; an anomaly
+        # found in what was read stays found (false > unknown > true).
+        "verdict": compose([verdict, UNKNOWN]) if incomplete else verdict,
         "checks": {name: r.to_json() for name, r in results.items()},
         "anomaly_counts": {name: r.count for name, r in results.items() if r.count},
         "figures": dict(figures),

@@ -61,3 +61,36 @@ def compose(verdicts: Iterable[Verdict]) -> Verdict:
     if any(v == UNKNOWN for v in seen):
         return UNKNOWN
     return True
+
+
+# Jepsen's exit codes for a verdict. Every place that turns verdicts into exit codes, or
+# combines exit codes of several runs, goes through the three functions below.
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+
+
+def exit_code(verdict: object) -> int:
+    """0 valid, 1 invalid, 2 for anything else (unknown, or no verdict at all)."""
+    if verdict is True:
+        return EXIT_VALID
+    if verdict is False:
+        return EXIT_INVALID
+    return EXIT_UNKNOWN
+
+
+def verdict_of_exit(code: int | None) -> Verdict | None:
+    """The verdict an exit code stands for; None for codes that carry none (254, 255, ...)."""
+    return {EXIT_VALID: True, EXIT_INVALID: False, EXIT_UNKNOWN: UNKNOWN}.get(
+        code if isinstance(code, int) and not isinstance(code, bool) else -1
+    )
+
+
+def compose_exit_codes(codes: Iterable[int]) -> int:
+    """Exit codes of several runs as one: any 1 wins (an anomaly found is found), then a
+    code without verdict (harness failure, interruption: the highest), then 2, else 0."""
+    seen = list(codes)
+    if EXIT_INVALID in seen:
+        return EXIT_INVALID
+    others = [c for c in seen if verdict_of_exit(c) is None]
+    if others:
+        return max(others)
+    return exit_code(compose(v for c in seen if (v := verdict_of_exit(c)) is not None))

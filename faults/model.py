@@ -32,6 +32,16 @@ class Trigger:
     count: int = 1
     timeout_s: float = 30.0
 
+    def __post_init__(self) -> None:
+        # Checked when the plan is made or loaded: an unknown condition would otherwise
+        # never hold, and the step would fire on its timeout as if the window was missed.
+        if self.condition is not None and self.condition not in CONDITIONS:
+            raise ValueError(
+                f"unknown trigger condition {self.condition!r}; known: {', '.join(CONDITIONS)}"
+            )
+        if self.count < 1 or self.timeout_s < 0 or self.at_s < 0:
+            raise ValueError(f"trigger out of range: {self}")
+
 
 @dataclass(frozen=True)
 class Step:

@@ -77,6 +77,16 @@ class Nemesis:
             elif outcome.status == "pending":
                 outcome.status = "skipped"
 
+    def stop_without_heal(self) -> None:
+        """The run is aborted: no new faults, and none healed (a heal would restart killed
+        pods and resume paused ones only for the teardown to stop them)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        for outcome in self.outcomes:
+            if outcome.status == "pending":
+                outcome.status = "skipped"
+
     def elapsed(self) -> float:
         return time.monotonic() - self._start_monotonic
 

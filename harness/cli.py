@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from rich.markup import escape
 
 from harness.console import err
-from harness.errors import EXIT_BAD_INPUT, EXIT_HARNESS_FAILED, HarnessError, UsageError
+from harness.errors import (
+    HarnessError,
+    Interrupted,
+    UsageError,
+    environment_problem,
+    exit_code_for_exception,
+)
 from harness.results import DEFAULT_RESULTS_DIR
 
 
@@ -102,7 +110,11 @@ def _check(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from harness.console import out
     from harness.report import render_index, render_report, write_run_junit
+    from harness.report.index import is_run_dir
 
+    if not is_run_dir(args.run_dir):  # else report.html lands in it, index.html beside it
+        raise UsageError(f"{args.run_dir} is not a kchaos run folder (no run.json): pass "
+                         "a folder under results/, e.g. the `run folder:` a run printed")
     out.print(f"report: {render_report(args.run_dir)}", highlight=False, soft_wrap=True)
     write_run_junit(args.run_dir)
     out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
@@ -122,6 +134,17 @@ def _serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how one stops a server
         serve(args.results_dir, args.port)
     return 0
+
+
+def _port(text: str) -> int:
+    """A TCP port for `serve`: 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0-65535; 0 picks a free one)")
+    return port
 
 
 def build_parser() -> Parser:
@@ -175,7 +198,7 @@ def build_parser() -> Parser:
     nightly.set_defaults(handler=_nightly)
 
     serve = commands.add_parser("serve", help="serve the results folder on 127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")
     serve.set_defaults(handler=_serve)
 
     commands.add_parser("clean", help="stop processes a crashed harness left").set_defaults(
@@ -188,27 +211,77 @@ def _say_one_line(prefix: str, exc: Exception) -> None:
     err.print(f"[red]{prefix}[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM (how the nightly and CI stop a run) and SIGHUP act as Ctrl-C: the run stops
+    its pods and brokers and writes run.json. Once: a second signal during that clean-up
+    is ignored rather than cutting it short (SIGKILL remains for that). The previous
+    handlers come back afterwards (tests call main() in their own process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupted(signum: int, frame: object) -> None:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    before = {sig: signal.signal(sig, raise_interrupted) for sig in STOP_SIGNALS}
     try:
-        args = build_parser().parse_args(argv)
-        handler: Handler = args.handler
-        return handler(args)
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _crash_file(results_dir: Path | None) -> Path:
+    """Where the traceback of a harness failure goes: the results folder, never the
+    working directory; the temp folder if the results folder cannot be written."""
+    import tempfile
+    import traceback
+
+    text = traceback.format_exc()
+    for folder in (results_dir, Path(tempfile.gettempdir())):
+        if folder is None:
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            crash = (folder / "kchaos-crash.txt").resolve()
+            crash.write_text(text)
+            return crash
+        except OSError:
+            continue
+    return Path("(not written)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args: argparse.Namespace | None = None
+    try:
+        with _stop_on_sigterm():
+            args = build_parser().parse_args(argv)
+            handler: Handler = args.handler
+            return handler(args)
     except UsageError as exc:
         _say_one_line("kchaos:", exc)
-        return EXIT_BAD_INPUT
+        return exit_code_for_exception(exc)
     except HarnessError as exc:
         _say_one_line("kchaos: harness failed:", exc)
-        return EXIT_HARNESS_FAILED
-    except KeyboardInterrupt:
-        err.print("[yellow]kchaos: interrupted[/]")
-        return 130
+        return exit_code_for_exception(exc)
+    except KeyboardInterrupt as exc:
+        what = "stopped by signal" if isinstance(exc, Interrupted) else "interrupted"
+        err.print(f"[yellow]kchaos: {what}[/]", highlight=False)
+        return exit_code_for_exception(exc)
     except Exception as exc:  # the harness itself broke: one line, the traceback in a file
-        import traceback
-
-        crash = Path("kchaos-crash.txt").resolve()
-        crash.write_text(traceback.format_exc())
+        problem = environment_problem(exc)
+        if problem is not None:  # unless the machine did (full disk, read-only folder)
+            _say_one_line("kchaos:", RuntimeError(problem))
+            return exit_code_for_exception(exc)
+        crash = _crash_file(getattr(args, "results_dir", None))
         _say_one_line("kchaos: harness failed:", RuntimeError(f"{exc!r} (traceback: {crash})"))
-        return EXIT_HARNESS_FAILED
+        return exit_code_for_exception(exc)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,15 @@ def stop_process(record: ProcessRecord, grace_s: float = 10.0) -> None:
     kill_process(record)
 
 
+def _is_stopped(record: ProcessRecord) -> bool:
+    try:
+        return is_same_process(record) and psutil.Process(record.pid).status() == (
+            psutil.STATUS_STOPPED
+        )
+    except psutil.Error:
+        return False
+
+
 def kill_process(record: ProcessRecord) -> None:
     if is_same_process(record):
         try:
@@ -180,7 +189,12 @@ def clean(results_dir: Path) -> list[ProcessRecord]:
         by_file.setdefault(pids_file, []).append(record)
     for pids_file, records in by_file.items():
         for record in sorted(records, key=lambda r: -r.create_time):
-            stop_process(record, grace_s=5.0)
+            # A pod left paused (SIGSTOP) is killed as it stands: resuming it to deliver
+            # SIGTERM would let it run, and commit, once more after its run ended.
+            if _is_stopped(record):
+                kill_process(record)
+            else:
+                stop_process(record, grace_s=5.0)
             stopped.append(record)
         _write_atomically(pids_file, "[]")
     return stopped

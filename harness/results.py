@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError
 
 DEFAULT_RESULTS_DIR = Path("results")
 
@@ -28,7 +28,13 @@ def new_run_dir(results_dir: Path, label: str) -> Path:
             return path
         except FileExistsError:
             continue
-    raise UsageError(f"too many runs named {stamp}-{label} in {results_dir}")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create a run folder in {results_dir}: {exc.strerror}; "
+                "pass a writable --results-dir"
+            ) from exc
+    # Not the user's doing: a thousand runs of one label in one second is a harness bug.
+    raise HarnessError(f"too many runs named {stamp}-{label} in {results_dir}")
 
 
 def write_json(path: Path, payload: Any) -> None:

@@ -48,6 +48,8 @@ class ResultsHandler(SimpleHTTPRequestHandler):
 def make_server(results_dir: Path, port: int) -> ThreadingHTTPServer:
     """Bind (port 0 picks a free one); the caller runs serve_forever and closes it."""
     results_dir = Path(results_dir)
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: give a port from 0 to 65535 (0 picks a free one)")
     if not results_dir.is_dir():
         raise UsageError(f"{results_dir} is not a folder: nothing to serve (run `kchaos run`)")
     handler = functools.partial(ResultsHandler, results_dir=results_dir.resolve())

@@ -100,7 +100,8 @@ class Facts:
             if name == "task-running" and e.get("task") == task:
                 since, suspended_by = e, None
             elif name == "revoked" and task in (e.get("tasks") or ()):
-                since, suspended_by = None, e.get("thread") if since is not None else None
+                suspended_by = e.get("thread") if since is not None else None
+                since = None
             elif (name == "assigned" and suspended_by is not None
                   and e.get("thread") == suspended_by and task in (e.get("active") or ())):
                 since, suspended_by = e, None

@@ -130,14 +130,19 @@ def coverage_table(run_dirs: Iterable[Path]) -> CoverageTable:
 NIGHTLY_COVERAGE = "coverage.md"
 
 
-def nightly_coverage(run_dirs: Iterable[Path], log_dir: Path, console: Console) -> Path:
+def nightly_coverage(run_dirs: Iterable[Path], log_dir: Path, console: Console) -> Path | None:
     """The nightly's coverage table: printed, and written as Markdown (the README's
-    table) and JSON into the nightly's folder. Returns the Markdown file."""
+    table) and JSON into the nightly's folder. Returns the Markdown file; None (and one
+    line saying why) if it could not be written: the nightly's verdict matters more."""
     table = coverage_table(run_dirs)
     # CI logs are not terminals: rich would assume 80 columns and fold every cell.
     shown = console if console.is_terminal else Console(width=160)
     shown.print(table.to_rich())
-    (log_dir / "coverage.json").write_text(json.dumps(table.to_json(), indent=2) + "\n")
     path = log_dir / NIGHTLY_COVERAGE
-    path.write_text(table.to_markdown() + "\n")
+    try:
+        (log_dir / "coverage.json").write_text(json.dumps(table.to_json(), indent=2) + "\n")
+        path.write_text(table.to_markdown() + "\n")
+    except OSError as exc:
+        shown.print(f"coverage table not written to {log_dir}: {exc.strerror or exc}")
+        return None
     return path

@@ -60,8 +60,13 @@ def _int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str):
+        # int() itself decides: str.isdigit and str.strip accept characters int() refuses
+        # ("²", a leading "\x1e"), which crashed the report on a damaged trace.
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
     return None
 
 

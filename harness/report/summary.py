@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from checker.model import Verdict
+from checker.model import Verdict, verdict_of_exit
 from harness.report.load import FileState, RunFiles, dig, load_meta
 
 RunVerdict = Verdict | None  # None: no results.json to read a verdict from
@@ -57,7 +57,6 @@ def verdict_of(raw: Any) -> RunVerdict:
 
 VERDICT_LABELS: dict[RunVerdict, str] = {True: "valid", False: "invalid", "unknown": "unknown"}
 VERDICT_CLASSES: dict[RunVerdict, str] = {True: "valid", False: "invalid"}
-VERDICT_OF_EXIT: dict[int, RunVerdict] = {0: True, 1: False, 2: "unknown"}
 
 
 def verdict_label(verdict: RunVerdict) -> str:
@@ -128,6 +127,9 @@ class RunSummary:
     exit_code: int | None
     repro: str
     problems: list[FileState] = field(default_factory=list)
+    # The system under test (run.json config.sut). Runs of another SUT than the Python
+    # worker are observations (e.g. KAFKA-20685 on real Kafka Streams): no gate either way.
+    sut: str = "python"
 
     @property
     def label(self) -> str:
@@ -139,7 +141,7 @@ class RunSummary:
 
     @property
     def fixed_worker(self) -> bool:
-        return not self.bugs
+        return not self.bugs and self.sut == "python"
 
     @property
     def harness_failed(self) -> bool:
@@ -157,12 +159,16 @@ class RunSummary:
         missed, or the harness broke."""
         if self.harness_failed:
             return "harness failed"
+        if self.sut != "python":
+            return f"{self.sut} observed {self.label}"
         if self.fixed_worker:
             return "ok" if self.verdict is True else f"fixed worker {self.label}"
         return "bug caught" if self.detected else "bug missed"
 
     @property
     def expectation_met(self) -> bool:
+        if self.sut != "python":
+            return not self.harness_failed
         return self.outcome in ("ok", "bug caught")
 
     @property
@@ -179,9 +185,9 @@ def summarize(files: RunFiles) -> RunSummary:
     started = parse_time(run.get("started_at"))
     exit_code = _int_or_none(run.get("exit_code"))
     verdict = verdict_of(dig(results, "verdict"))
-    if verdict is None and exit_code in VERDICT_OF_EXIT:
+    if verdict is None:
         # results.json lost but the run said how it ended: trust the exit code.
-        verdict = VERDICT_OF_EXIT[exit_code]
+        verdict = verdict_of_exit(exit_code)
     seed = config.get("seed", run.get("seed"))
     return RunSummary(
         run_dir=files.run_dir,
@@ -197,6 +203,7 @@ def summarize(files: RunFiles) -> RunSummary:
         exit_code=exit_code,
         repro=repro_command(files.run_dir, run),
         problems=files.problems,
+        sut=str(config.get("sut") or "python"),
     )
 
 

@@ -11,13 +11,14 @@ from typing import Any
 from rich.live import Live
 from rich.table import Table
 
-from checker.model import Verdict
+from checker.model import Verdict, compose_exit_codes, exit_code
+from faults.kinds import FAULT_KINDS
 from faults.model import Plan
 from harness.console import err, out
 from harness.errors import UsageError
 from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
-from harness.run.lifecycle import Progress, Run, RunOutcome, exit_code_for
+from harness.run.lifecycle import Progress, Run, RunOutcome
 
 VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
@@ -66,12 +67,23 @@ def _print_verdict(outcome: RunOutcome) -> None:
     out.print(f"repro:  {repro_command(outcome.run_dir)}", highlight=False, soft_wrap=True)
 
 
-def run(explicit: dict[str, Any], results_dir: Path) -> int:
+def require_tools(config: RunConfig) -> None:
+    """What the run needs from the machine, checked before its folder exists."""
+    from harness.kafka.jars import require_java
     from harness.platforms import require_platform
+    from harness.run.config import require_bootstrap
+
+    require_platform(config.platform, config.sut)
+    require_bootstrap(config.bootstrap)
+    if config.bootstrap is None and config.platform == "local":
+        require_java()  # for the brokers the run starts
+
+
+def run(explicit: dict[str, Any], results_dir: Path) -> int:
     from harness.run.config import resolve
 
     config = resolve(explicit)
-    require_platform(config.platform, config.sut)
+    require_tools(config)
     return execute(config, results_dir).exit_code
 
 
@@ -82,8 +94,11 @@ def load_run(run_dir: Path) -> tuple[RunConfig, Plan]:
     try:
         config = RunConfig.from_json(info["config"])
         plan = Plan.from_json(read_json(run_dir / "plan.json"))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{run_dir} has a damaged run.json or plan.json ({exc})") from exc
+    unknown = sorted({s.fault for s in plan.steps} - set(FAULT_KINDS))
+    if unknown:
+        raise UsageError(f"{run_dir}/plan.json names unknown fault kinds {unknown}")
     return config, plan
 
 
@@ -92,6 +107,7 @@ def repro(run_dir: Path, times: int, results_dir: Path | None) -> int:
     if times < 1:
         raise UsageError("--times must be at least 1")
     config, plan = load_run(run_dir)
+    require_tools(config)
     original = _anomalies(run_dir)
     where = results_dir or run_dir.parent
     seen: Counter[str] = Counter()
@@ -108,7 +124,7 @@ def repro(run_dir: Path, times: int, results_dir: Path | None) -> int:
     for name in sorted(set(original) | set(seen)):
         table.add_row(name, str(original.get(name, 0)), f"{seen[name]}/{times}")
     out.print(table)
-    return max(codes) if any(c == 1 for c in codes) else max(codes, default=0)
+    return compose_exit_codes(codes)
 
 
 def _anomalies(run_dir: Path) -> dict[str, int]:
@@ -132,4 +148,4 @@ def check(run_dir: Path, spark_master: str | None) -> int:
     from harness.run.runinfo import render_reports
 
     render_reports(run_dir)
-    return exit_code_for(verdict)
+    return exit_code(verdict)

@@ -5,6 +5,7 @@ Everything needed to redo the run is in `run.json` (`RunConfig.to_json`).
 
 from __future__ import annotations
 
+import socket
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,27 @@ def validate(config: RunConfig) -> RunConfig:
     if bad:
         raise UsageError(f"--bugs {','.join(bad)}: known switches are {', '.join(known_bugs())}")
     return config
+
+
+def require_bootstrap(bootstrap: str | None, timeout_s: float = 5.0) -> None:
+    """A --bootstrap given by the user must be HOST:PORT[,HOST:PORT...] and answer on TCP:
+    said now, in one line, rather than as a client timeout deep in the setup phase."""
+    if bootstrap is None:
+        return
+    reasons = []
+    for address in bootstrap.split(","):
+        host, _, port = address.strip().rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"--bootstrap {bootstrap}: give HOST:PORT, e.g. 127.0.0.1:9092")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+            return
+        except OSError as exc:
+            reasons.append(f"{address.strip()}: {exc.strerror or exc}")
+    raise UsageError(
+        f"--bootstrap {bootstrap}: no broker answers ({'; '.join(reasons)}); start one with "
+        "`kchaos kafka up` or leave --bootstrap out to have the run start its own"
+    )
 
 
 def repro_command(run_dir: Path) -> str:

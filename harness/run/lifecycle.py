@@ -6,6 +6,7 @@ was collected stays in the run folder.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from checker.model import UNKNOWN, Verdict
+from checker.model import UNKNOWN, Verdict, exit_code
 from faults.kinds import FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
@@ -21,7 +22,7 @@ from faults.observe import TraceWatcher
 from faults.plan import plan as draw_plan
 from faults.plan import pod_name
 from faults.platform import Platform
-from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, HarnessError
+from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History
 from harness.platforms import Placement, open_platform
 from harness.procs import ProcessRegistry
@@ -87,11 +88,14 @@ class Run:
     # -- the phases ------------------------------------------------------------------------
 
     def execute(self, sink: ProgressSink | None = None) -> RunOutcome:
+        """The phases in order. Whatever ends the run (a verdict, an error, Ctrl-C or
+        SIGTERM), run.json records the exit code the `kchaos` process ends with."""
         if sink is not None:
             self._sink = sink
         write_json(self.run_dir / "run.json", self.info)
         write_json(self.run_dir / "plan.json", runinfo.plan_document(self.plan, None))
         verdict: Verdict = UNKNOWN
+        code: int | None = None
         try:
             bootstrap = self._phase("setup", self._setup)
             self._phase("load", lambda: self._load(bootstrap))
@@ -101,16 +105,19 @@ class Run:
             self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
             self._phase("stop-kafka", self._stop_platform)
             verdict = self._phase("check", self._check)
-            return RunOutcome(self.run_dir, verdict, exit_code_for(verdict))
-        except Exception as exc:
-            self.info["error"] = f"{type(exc).__name__}: {exc}"
+            code = exit_code(verdict)
+            return RunOutcome(self.run_dir, verdict, code)
+        except BaseException as exc:
+            code = exit_code_for_exception(exc)
+            self.info["error"] = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            self._abort()
             raise
         finally:
             self._stop_platform()
             self.history.close()
             self.info["timings"] = self.timings
             self.info["verdict"] = verdict
-            self.info["exit_code"] = exit_code_for(verdict) if "error" not in self.info else 255
+            self.info["exit_code"] = code
             self.info["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             write_json(self.run_dir / "run.json", self.info)
             self._phase("report", self._report)
@@ -186,12 +193,17 @@ class Run:
         self.nemesis.start()
         watcher.start()
         bumper.start()
+        healed = False
         try:
             client.run(c.time_limit_s, stop)
-        finally:
             stop.set()
             bumper.join(timeout=30)
             self.nemesis.stop_and_heal()
+            healed = True
+        finally:
+            stop.set()
+            if not healed:  # aborted: _abort stops the nemesis without healing
+                self.nemesis.stop_without_heal()
             client.close()
             watcher.join(timeout=10)
             self._count(client)
@@ -253,6 +265,20 @@ class Run:
         self._stop_statedir()
         self.accounts.close()
 
+    def _abort(self) -> None:
+        """The run is ending early (error, Ctrl-C, SIGTERM): no healing, which would restart
+        killed pods and resume paused ones only for the teardown to stop them; pods still
+        up are killed where they stand. Never raises: the teardown must still happen."""
+        if self.nemesis is not None:
+            with contextlib.suppress(Exception):
+                self.nemesis.stop_without_heal()
+        if self.platform is None:
+            return
+        for pod in self.platform.pods():
+            if pod.running:
+                with contextlib.suppress(Exception):
+                    self.platform.kill_pod(pod.name)
+
     def _stop_statedir(self) -> None:
         statedir, self.statedir = self.statedir, None
         if statedir is not None:
@@ -290,11 +316,3 @@ class Run:
             write_json(self.run_dir / "plan.json",
                        runinfo.plan_document(self.plan, self.nemesis.outcomes))
         runinfo.render_reports(self.run_dir)
-
-
-def exit_code_for(verdict: Verdict) -> int:
-    if verdict is True:
-        return EXIT_VALID
-    if verdict is False:
-        return EXIT_INVALID
-    return EXIT_UNKNOWN

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from faults.kinds import FAULT_KINDS
-from faults.model import Plan
+from faults.model import CONDITIONS, Plan, Trigger
 from faults.plan import PROFILES, plan
 
 seeds = st.integers(min_value=0, max_value=2**31)
@@ -59,6 +60,19 @@ def test_targeted_profiles_name_the_settings_they_need() -> None:
     assert plan(1, "KAFKA-8187", 2, 1, 60).config["standbys"] == 1
     assert plan(1, "KAFKA-20685", 1, 1, 60).config["guarantee"] == "exactly_once_v2"
     assert any(s.fault == "truncate-global" for s in plan(1, "KIP-406", 1, 1, 60).steps)
+
+
+def test_a_trigger_with_an_unknown_condition_is_refused_at_load() -> None:
+    # Before: it loaded, never held, and the step fired on its timeout as if a window had
+    # been missed: a silent change of plan.
+    doc = plan(1, "kill", 2, 1, 30.0).to_json()
+    doc["steps"][0]["trigger"]["condition"] = "restord"
+    with pytest.raises(ValueError, match="unknown trigger condition 'restord'"):
+        Plan.from_json(doc)
+    with pytest.raises(ValueError, match="unknown trigger condition"):
+        Trigger(1.0, "commit")
+    for condition in CONDITIONS:
+        assert Trigger(1.0, condition).condition == condition
 
 
 @given(seeds, st.sampled_from([1, 3]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -52,6 +53,7 @@ def main(argv: list[str]) -> int:
     result = outcome(json.loads(args.outcomes), opts.profile, opts.seed, opts.bugs)
     print(f"fake kchaos run {opts.profile} seed {opts.seed} bugs {opts.bugs or '-'}")
     if result == "hang":
+        print(f"hanging: pid {os.getpid()}", flush=True)  # the tests check it is stopped
         time.sleep(3600)
     if result == "no-folder":
         print("kchaos: harness failed: broker never became ready", file=sys.stderr)

@@ -60,5 +60,5 @@ def test_nightly_writes_and_prints_the_table(tmp_path: Path) -> None:
     runs = [_judged(tmp_path, "a1", "all")]
     console = Console(record=True, width=200)
     md = nightly_coverage(runs, tmp_path, console)
-    assert md.read_text().startswith("| class | all |")
+    assert md is not None and md.read_text().startswith("| class | all |")
     assert json.loads((tmp_path / "coverage.json").read_text())["runs"] == {"all": 1}

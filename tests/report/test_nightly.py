@@ -4,10 +4,16 @@ that fails or hangs, the summary, and the exit code for passing and failing matr
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import psutil
 import pytest
 import xmlschema
 
@@ -50,13 +56,14 @@ bugs: [[], [KAFKA-7672]]
 
 def test_matrix_is_seed_major_with_includes() -> None:
     m = parse_matrix({
-        "profiles": ["all", "kill"], "seeds": [2, 1], "bugs": [[], "KIP-406"],
+        "profiles": ["all", "kill"], "seeds": [2, 1], "bugs": [[], ["KIP-406"]],
         "include": [{"profile": "KAFKA-8187", "bugs": ["KAFKA-8187"], "seeds": [1]},
-                    {"profile": "kill", "bugs": "x", "args": ["--rate", "5"], "seeds": [2]}],
+                    {"profile": "kill", "bugs": ["offsets-outside-txn"], "args": ["--rate", "5"],
+                     "seeds": [2]}],
         "time_limit_s": 5,
     })
     assert [c.seed for c in m.cells] == [1] * 5 + [2] * 5
-    assert m.cells[-1] == Cell("kill", 2, ("x",), ("--rate", "5"))
+    assert m.cells[-1] == Cell("kill", 2, ("offsets-outside-txn",), ("--rate", "5"))
     assert m.cells[-1].argv(1, Path("r"), ["--pods", "3"])[-4:] == [
         "--pods", "3", "--rate", "5"]
     assert m.cells[:5] == (
@@ -119,19 +126,21 @@ def test_bad_budget_is_a_usage_error(text: str) -> None:
 
 def test_budget_stops_new_runs() -> None:
     """Fake clock: before any run the estimate is 2x the time limit, then the slowest run."""
-    m = parse_matrix({"profiles": ["a", "b", "c", "d", "e"], "time_limit_s": 10})
+    m = parse_matrix({"profiles": ["all", "kill", "move", "checkpoint", "global"],
+                      "time_limit_s": 10})
     now = [0.0]
 
     def start(cell: Cell, number: int) -> Attempt:
         now[0] += 30.0
         return Attempt(cell, 0, None, 30.0)
 
-    attempts, skipped = run_matrix(m, 95.0, start, clock=lambda: now[0])
+    done = run_matrix(m, 95.0, start, clock=lambda: now[0])
     # 0+20 fits; 30+30, 60+30 fit; 90+30 > 95.
-    assert [a.cell.profile for a in attempts] == ["a", "b", "c"]
-    assert [c.profile for c in skipped] == ["d", "e"]
-    attempts, skipped = run_matrix(m, 15.0, start, clock=lambda: now[0])
-    assert attempts == [] and len(skipped) == 5
+    assert [a.cell.profile for a in done.attempts] == ["all", "kill", "move"]
+    assert [c.profile for c in done.skipped] == ["checkpoint", "global"]
+    assert done.interrupted is None
+    done = run_matrix(m, 15.0, start, clock=lambda: now[0])
+    assert done.attempts == [] and len(done.skipped) == 5
 
 
 def _junit(results_dir: Path) -> ET.Element:
@@ -194,3 +203,56 @@ def test_budget_too_small_for_one_run(tmp_path: Path) -> None:
     results = tmp_path / "results"
     assert nightly(results, 1.0, _matrix(tmp_path, TINY), _fake()) == 2
     assert (results / "index.html").exists() and (results / NIGHTLY_JUNIT).exists()
+
+
+NIGHTLY_IN_A_PROCESS = """
+import sys
+from pathlib import Path
+from harness.cli import _stop_on_sigterm
+from harness.nightly import nightly
+
+with _stop_on_sigterm():  # as `kchaos nightly` runs it
+    try:
+        code = nightly(Path(sys.argv[1]), 3600, Path(sys.argv[2]), sys.argv[3:])
+    except KeyboardInterrupt:
+        code = -1  # the nightly let the interruption through: no summary
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupted_nightly_stops_its_run_cleans_and_sums_up(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    results = tmp_path / "results"
+    matrix = _matrix(tmp_path, "time_limit_s: 1\nprofiles: [all]\nseeds: [1, 2]\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", NIGHTLY_IN_A_PROCESS, str(results), str(matrix),
+         *_fake(**{"all/1/fixed": "hang"})],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        run_pid = None
+        while run_pid is None and time.monotonic() < deadline:
+            for out in results.glob("nightly-*/001.out"):
+                found = re.search(r"hanging: pid (\d+)", out.read_text())
+                run_pid = int(found.group(1)) if found else None
+            time.sleep(0.2)
+        assert run_pid is not None, "the run never started"
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert not psutil.pid_exists(run_pid) or psutil.Process(run_pid).status() == "zombie"
+    log_dir = next(d for d in results.glob("nightly-*") if d.is_dir())
+    assert (log_dir / "001.clean").exists()  # `kchaos clean` ran after the stopped run
+    summary = json.loads((log_dir / "nightly.json").read_text())
+    assert summary["interrupted"] is True and summary["ok"] is False
+    assert [r["exit_code"] for r in summary["runs"]] == [None]
+    assert "interrupted" in summary["runs"][0]["note"]
+    assert len(summary["not_started"]) == 1  # seed 2 never started
+    assert "nightly interrupted" in stdout and (results / NIGHTLY_JUNIT).exists()

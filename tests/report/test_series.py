@@ -60,3 +60,11 @@ def test_plan_is_the_fallback_for_bands() -> None:
 
 def test_nothing_to_plot() -> None:
     assert build_timeline([{"f": "send"}], {"pod-0": []}, {}) is None
+
+
+def test_commit_keys_int_refuses_are_not_partitions() -> None:
+    # Found by test_corrupt_files_never_crash: "\x1e6" passed str.isdigit after strip()
+    # and int() raised, so the whole report fell back to its error page.
+    assert partition_of("\x1e6") == 6  # stripped first, then given to int()
+    assert partition_of("²") is None
+    assert partition_of(" 7 ") == 7 and partition_of("-1") == -1

@@ -1,0 +1,20 @@
+"""`kchaos nightly`: a matrix of profiles x seeds x bug switches, one `kchaos run` at a time
+as a subprocess, within a time budget; then the index, a JUnit file and a summary.
+
+Where each part lives:
+- matrix.py     the YAML schema (pydantic) and the cells it expands to;
+- durations.py  "90s", "45m", "1h30m" -> seconds (--budget, matrix durations);
+- supervise.py  one run as a subprocess, timeouts, interruption, the budget;
+- table.py      the terminal summary tables;
+- command.py    the whole nightly: run, judge, write the index, JUnit and nightly.json.
+"""
+
+from harness.nightly.command import NIGHTLY_JUNIT, nightly
+from harness.nightly.durations import parse_duration
+from harness.nightly.matrix import DEFAULT_MATRIX, Cell, Matrix, load_matrix, parse_matrix
+from harness.nightly.supervise import Attempt, Progress, run_matrix
+
+__all__ = [
+    "DEFAULT_MATRIX", "NIGHTLY_JUNIT", "Attempt", "Cell", "Matrix", "Progress", "load_matrix",
+    "nightly", "parse_duration", "parse_matrix", "run_matrix",
+]

@@ -1,0 +1,129 @@
+"""`kchaos nightly`: load the matrix, run it within the budget, then judge and write the
+index, the JUnit files, nightly.json and the terminal summary.
+
+Exit code: 0 when every fixed-worker run was valid and every bug switch was caught by at
+least one of its runs (harness/report/expect.py), 1 otherwise, 2 when the budget did not
+allow a single run; 128 + the signal when interrupted (after writing the summary of what
+finished). A bad matrix raises UsageError (254) before any run starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+from harness.console import err, out
+from harness.errors import (
+    EXIT_INVALID,
+    EXIT_UNKNOWN,
+    EXIT_VALID,
+    UsageError,
+    exit_code_for_exception,
+)
+from harness.nightly.matrix import Cell, load_matrix
+from harness.nightly.supervise import ESTIMATE_FACTOR, Attempt, launch, run_matrix
+from harness.nightly.table import print_summary
+from harness.report.coverage import nightly_coverage
+from harness.report.expect import Judgement, LostRun, judge
+from harness.report.index import is_run_dir, render_index
+from harness.report.junit import JUNIT_FILE, write_junit, write_run_junit
+from harness.report.report import REPORT_FILE, render_report
+from harness.report.summary import RunSummary, format_duration, summarize_dir
+from harness.results import write_json
+
+NIGHTLY_JUNIT = "nightly-junit.xml"  # a stable path for CI, overwritten by each nightly
+
+
+def _summary(attempt: Attempt) -> RunSummary | None:
+    if attempt.run_dir is None or not is_run_dir(attempt.run_dir):
+        return None
+    summary = summarize_dir(attempt.run_dir)
+    # The process's own exit code wins: a run stopped mid-way may have a verdict on disk
+    # from before it hung, and the nightly must count it as a failure (-1: stopped).
+    code = -1 if attempt.exit_code is None else attempt.exit_code
+    return summary if summary.exit_code == code else dataclasses.replace(summary, exit_code=code)
+
+
+def _lost(attempt: Attempt) -> LostRun:
+    cell = attempt.cell
+    code = "stopped" if attempt.exit_code is None else f"exit {attempt.exit_code}"
+    return LostRun(cell.name, cell.profile, str(cell.seed), cell.bugs, f"{code}: {attempt.note}")
+
+
+def _ensure_outputs(run_dir: Path) -> None:
+    """`kchaos run` writes its report; a run that died early did not."""
+    if not (run_dir / REPORT_FILE).exists():
+        render_report(run_dir)
+    if not (run_dir / JUNIT_FILE).exists():
+        write_run_junit(run_dir)
+
+
+def _judge(attempts: list[Attempt]) -> tuple[dict[int, RunSummary], list[LostRun], Judgement]:
+    summaries: dict[int, RunSummary] = {}
+    lost: list[LostRun] = []
+    for n, attempt in enumerate(attempts):
+        summary = _summary(attempt)
+        if summary is None:
+            lost.append(_lost(attempt))
+            continue
+        summaries[n] = summary
+        try:
+            _ensure_outputs(summary.run_dir)
+        except Exception as exc:  # one run's page must not cost the nightly its summary
+            err.print(f"nightly: cannot write the report of {summary.run_dir}: {exc}")
+    return summaries, lost, judge(list(summaries.values()), lost)
+
+
+def nightly(
+    results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str]
+) -> int:
+    matrix = load_matrix(matrix_path)  # all of it checked before anything is written
+    results_dir = Path(results_dir)
+    log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}"
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the nightly's folder {log_dir}: {exc.strerror}; "
+                         "pass a writable --results-dir") from exc
+    err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, budget "
+              f"{format_duration(budget_s)}, logs in {log_dir}", highlight=False)
+
+    def start(cell: Cell, number: int) -> Attempt:
+        return launch(kchaos_argv, cell, matrix, results_dir, log_dir, number)
+
+    done = run_matrix(matrix, budget_s, start)
+    attempts, skipped = done.attempts, done.skipped
+    summaries, lost, verdict = _judge(attempts)
+    try:
+        index: Path | str = render_index(results_dir)
+    except Exception as exc:  # the verdict and the JUnit file matter more than the page
+        index = f"not written ({type(exc).__name__}: {exc})"
+    junit = write_junit(list(summaries.values()), log_dir / JUNIT_FILE, lost)
+    (results_dir / NIGHTLY_JUNIT).write_text(junit.read_text())
+    write_json(log_dir / "nightly.json", {
+        "budget_s": budget_s,
+        "runs": [{**dataclasses.asdict(a), "run_dir": str(a.run_dir or "")} for a in attempts],
+        "not_started": [dataclasses.asdict(c) for c in skipped],
+        "interrupted": done.interrupted is not None,
+        "ok": verdict.ok and done.interrupted is None,
+        "reasons": verdict.reasons(),
+    })
+
+    print_summary(attempts, summaries, skipped, verdict,
+                  "interrupted" if done.interrupted is not None else "budget")
+    nightly_coverage([s.run_dir for s in summaries.values()], log_dir, out)
+    out.print(f"index: {index}\njunit: {results_dir / NIGHTLY_JUNIT}", highlight=False)
+    if done.interrupted is not None:
+        out.print("[yellow]nightly interrupted[/]: the runs above finished; no verdict")
+        return exit_code_for_exception(done.interrupted)
+    if not attempts:
+        est = format_duration(ESTIMATE_FACTOR * matrix.time_limit_s)
+        out.print(f"[yellow]nightly: no run fits in the budget (one run: about {est})[/]")
+        return EXIT_UNKNOWN
+    for reason in verdict.reasons():
+        out.print(f"[red]FAIL[/] {reason}", highlight=False)
+    if verdict.ok:
+        out.print(f"[green]nightly passed[/]: {len(attempts)} run(s)", highlight=False)
+        return EXIT_VALID
+    return EXIT_INVALID

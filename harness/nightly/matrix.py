@@ -1,0 +1,196 @@
+"""The nightly matrix: its YAML schema (pydantic), and the cells it expands to.
+
+A matrix is checked whole when loaded, before any run starts: a misspelt key, a value of
+the wrong type (`bugs: KAFKA-7672` instead of a list of bug sets), an unknown profile or
+bug switch, a bad duration or an option `kchaos run` would refuse is one line naming the
+place, and exit 254. The format is in harness/matrix_default.yaml.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
+from harness.errors import UsageError
+from harness.nightly.durations import seconds_of
+
+DEFAULT_MATRIX = Path(__file__).parent.parent / "matrix_default.yaml"
+DEFAULT_TIME_LIMIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Cell:
+    profile: str
+    seed: int
+    bugs: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()  # this cell's own extra `kchaos run` options
+
+    @property
+    def name(self) -> str:
+        extra = f" {' '.join(self.args)}" if self.args else ""
+        return f"{self.profile} seed {self.seed} bugs {','.join(self.bugs) or '-'}{extra}"
+
+    def argv(self, time_limit_s: float, results_dir: Path, extra: Sequence[str]) -> list[str]:
+        # --results-dir is a global kchaos option: it goes before the command.
+        args = ["--results-dir", str(results_dir), "run", "--profile", self.profile,
+                "--seed", str(self.seed)]
+        if self.bugs:  # no --bugs at all means the fixed worker
+            args += ["--bugs", ",".join(self.bugs)]
+        args += ["--time-limit", f"{time_limit_s:g}"]
+        return args + list(extra) + list(self.args)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    cells: tuple[Cell, ...]
+    time_limit_s: float
+    run_timeout_s: float
+    extra_args: tuple[str, ...] = ()
+
+
+# -- the schema -----------------------------------------------------------------------------
+
+
+def _duration(raw: Any) -> Any:
+    """Seconds as a number, or a duration string ("90s", "15m"); anything else is left for
+    the float check to refuse (so bools and lists are errors, not 1.0)."""
+    if isinstance(raw, str):
+        seconds = seconds_of(raw)
+        if seconds is None:
+            raise ValueError(f"{raw!r} is not a duration such as 90, 90s, 15m or 1h30m")
+        return seconds
+    return raw
+
+
+def _profile(raw: Any) -> Any:
+    from faults.plan import PROFILES
+
+    if isinstance(raw, str) and raw not in PROFILES:
+        raise ValueError(f"unknown profile {raw!r}; known: {', '.join(PROFILES)}")
+    return raw
+
+
+def _switch(raw: Any) -> Any:
+    from harness.run.config import known_bugs
+
+    if isinstance(raw, str) and raw not in known_bugs():
+        raise ValueError(f"unknown bug switch {raw!r}; known: {', '.join(known_bugs())}")
+    return raw
+
+
+# strict: True is not 1 second.
+Seconds = Annotated[
+    float, BeforeValidator(_duration), Field(gt=0, allow_inf_nan=False, strict=True)
+]
+Profile = Annotated[StrictStr, BeforeValidator(_profile)]
+Switch = Annotated[StrictStr, BeforeValidator(_switch)]
+BugSet = list[Switch]  # one run's switches; [] is the fixed worker
+Seed = Annotated[StrictInt, Field(ge=0)]
+
+
+class _Strict(BaseModel):
+    # A misspelt key is an error, not a silently ignored setting.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IncludeDoc(_Strict):
+    profile: Profile
+    bugs: BugSet = []
+    seeds: list[Seed] | None = None  # None: the matrix's seeds
+    args: list[StrictStr] = []
+
+
+class MatrixDoc(_Strict):
+    time_limit_s: Seconds = DEFAULT_TIME_LIMIT_S
+    run_timeout_s: Seconds | None = None  # None: 3 x time_limit_s + 600
+    extra_args: list[StrictStr] = []
+    seeds: list[Seed] = []  # [] or absent: seed 1
+    profiles: list[Profile] = []
+    bugs: list[BugSet] = []  # [] or absent: the fixed worker only
+    include: list[IncludeDoc] = []
+
+
+def _one_line(exc: ValidationError, where: str) -> str:
+    first = exc.errors()[0]
+    # Keys are the user's text: escaped, so a key with a newline cannot break the line.
+    place = ".".join(repr(p)[1:-1] if isinstance(p, str) else str(p) for p in first["loc"])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    given = "" if first["type"] == "missing" else f", got {first['input']!r}"
+    return " ".join(f"{where}: `{place or 'top level'}`: {message}{given}{more}".split())
+
+
+def _check_run_options(args: Sequence[str], where: str) -> None:
+    """Options a cell adds must be ones `kchaos run` takes: found now, not at the run."""
+    if not args:
+        return
+    from harness.cli import build_parser
+
+    try:
+        build_parser().parse_args(["run", *args])
+    except UsageError as exc:
+        raise UsageError(f"{where}: {' '.join(args)}: {exc}") from None
+
+
+# -- the cells ------------------------------------------------------------------------------
+
+
+def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
+    if not isinstance(doc, dict):
+        raise UsageError(f"{where}: expected a mapping with profiles, seeds, bugs, include")
+    try:
+        spec = MatrixDoc.model_validate(doc)
+    except ValidationError as exc:
+        raise UsageError(_one_line(exc, where)) from None
+    _check_run_options(spec.extra_args, f"{where}: extra_args")
+    seeds = spec.seeds or [1]
+    per_seed: list[tuple[Cell, list[int]]] = [
+        (Cell(p, 0, tuple(b)), seeds) for p in spec.profiles for b in spec.bugs or [[]]
+    ]
+    for n, extra in enumerate(spec.include):
+        _check_run_options(extra.args, f"{where}: include.{n}.args")
+        cell = Cell(extra.profile, 0, tuple(extra.bugs), tuple(extra.args))
+        per_seed.append((cell, extra.seeds or seeds))
+    # Seed-major order: if the budget runs out, every cell has had its first seed.
+    cells = [
+        dataclasses.replace(cell, seed=seed)
+        for seed in sorted({s for _, ss in per_seed for s in ss})
+        for cell, ss in per_seed
+        if seed in ss
+    ]
+    if not cells:
+        raise UsageError(f"{where}: the matrix has no runs (no profiles and no include)")
+    return Matrix(
+        cells=tuple(dict.fromkeys(cells)),  # a cell listed twice runs once
+        time_limit_s=spec.time_limit_s,
+        run_timeout_s=spec.run_timeout_s or 3 * spec.time_limit_s + 600,
+        extra_args=tuple(spec.extra_args),
+    )
+
+
+def load_matrix(path: Path | None) -> Matrix:
+    path = path or DEFAULT_MATRIX
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"cannot read the matrix {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the matrix {path} is not a text file: {exc.reason}") from exc
+    except yaml.YAMLError as exc:
+        detail = " ".join(str(exc).split())  # YAML errors span lines; keep one
+        raise UsageError(f"the matrix {path} is not valid YAML: {detail}") from exc
+    return parse_matrix(doc, str(path))
