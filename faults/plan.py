@@ -108,67 +108,13 @@ def _stop_broker(b: _Builder, at: float) -> None:
           heal_after_s=b.r(4, 8))
 
 
-# -- the broad profile's own mixes: each aims at condition classes (checker/coverage) ----------
-
-
-def _kill_flushed_in_txn(b: _Builder, at: float) -> None:
-    """SIGKILL once a memtable flush has persisted writes of a still-open transaction
-    (flush-then-abort, crash-in-txn)."""
-    wait = round(max(1.0, min(10.0, b.time_limit_s - at - 2)), 1)  # fire within the load
-    b.add("kill", b.pod(), Trigger(at, "flushed-in-txn", timeout_s=wait), heal_after_s=b.r(1, 3))
-
-
-def _kill_past_session(b: _Builder, at: float) -> None:
-    """Down longer than the session timeout (10 s): the group moves its tasks, to their
-    standbys where there are (standby-promoted); the restart restores (restart-after-*)."""
-    b.add("kill", b.pod(), Trigger(at), heal_after_s=b.r(12, 13.5))
-
-
-def _pause_past_session(b: _Builder, at: float) -> None:
-    """Frozen past the session timeout while its tasks move on, then resumed: a zombie,
-    whose tasks come back to it after the rebalance (zombie, task-returns)."""
-    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(14, 16))
-
-
-def _moves(b: _Builder, at: float) -> None:
-    """One pod moved with its volume, then one without (checkpoint reuse, full restore)."""
-    first = b.pod()
-    b.add("move", first, Trigger(at), keep_volume=True)
-    others = [p for p in (pod_name(i) for i in range(b.pods)) if p != first] or [first]
-    b.add("move", b.rng.choice(others), Trigger(round(at + 3, 1)), keep_volume=False)
-
-
-def _delay_then_rebalance(b: _Builder, at: float) -> None:
-    """A pod joins, and checkpoint writes are slowed until well after it left again: tasks
-    are suspended (checkpointed) while both rebalances go on (rebalance-during-checkpoint;
-    task-returns when the tasks it took come back)."""
-    stay = b.r(9, 11)
-    b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=stay)
-    b.spare += 1
-    b.add("delay-checkpoint", b.pod(), Trigger(round(at + 0.5, 1)),
-          heal_after_s=round(stay + 3, 1), ms=b.rng.choice([1500, 3000]))
-
-
-# Each run of `all` draws every one of these once, in a seeded order, then fills the
-# remaining slots from the whole mix: a 60 s run reaches every class (issue 17). Nothing
-# else happens during a long absence (with two pods, a second fault would leave nobody to
-# take over, or take the taker away), and the next fault follows its heal closely.
-BROAD_LONG = (_kill_past_session, _pause_past_session)
-BROAD_MUST = (*BROAD_LONG, _kill_flushed_in_txn, _moves, _delay_then_rebalance)
-LONG_CLEARANCE_S = 3.0  # after an absence: the returning pod rejoins before the next fault
-# Standbys make a failover a promotion. A memtable fills after ~750 writes (RocksDB's
-# 64 KB floor) and every rebalance flushes it (suspend checkpoints): two partitions at 200
-# events/s fill one in seconds, and 1 s transactions leave flushes inside them.
-BROAD_CONFIG: dict[str, object] = {"standbys": 1, "commit_interval_ms": 1000, "rate": 200.0,
-                                   "partitions": 2}
-
-
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "none": (),  # no faults: the baseline a system under test must pass, and throughput
     "kill": (_kill, _kill_in_running, _pause),
     "move": (_move_with_volume, _move_empty),
     "checkpoint": (_delay_checkpoint, _stop, _scale_out, _scale_in, _kill_in_running),
     "global": (_truncate_global,),
+    "broker": (_kill_broker, _stop_broker),  # needs a 3-node cluster (--brokers 3)
     "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
             _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
 }
@@ -180,26 +126,13 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         return {}
     if profile == "all" and b.brokers >= 3:
         mix += [_kill_broker, _stop_broker]
-    if profile != "all":
-        for at in b.times(5, 9):
-            b.rng.choice(mix)(b, at)
-        return {}
-    must = list(BROAD_MUST)
-    b.rng.shuffle(must)
-    mix += [m for m in BROAD_MUST if m not in BROAD_LONG]
-    at = FIRST_FAULT_S
-    while at < b.time_limit_s - QUIET_TAIL_S:
-        # Both absences early, while there is time for them; the rest in shuffled order.
-        longs = [m for m in must if m in BROAD_LONG]
-        step = (longs or must)[0] if must else b.rng.choice(mix)
-        if step in must:
-            must.remove(step)
-        step(b, round(at, 1))
-        if step in BROAD_LONG:
-            at += (b.steps[-1].heal_after_s or 0.0) + LONG_CLEARANCE_S
-        else:
-            at += b.rng.uniform(4, 5.5) if must else b.rng.uniform(5, 9)
-    return dict(BROAD_CONFIG)
+    if b.brokers < 3:  # one broker: killing it is no fault the worker could survive
+        mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
+        if not mix:
+            return {}
+    for at in b.times(5, 9):
+        b.rng.choice(mix)(b, at)
+    return {}
 
 
 # -- targeted profiles: aim at one seed's window ---------------------------------------------
@@ -281,8 +214,10 @@ def _kafka_8187(b: _Builder) -> dict[str, object]:
     b.add("kill", first, cleaned)
     b.add("kill", second, Trigger(slow_at))  # right after
     b.add("stop", pod_name(0), Trigger(slow_at), heal_after_s=0.5)
+    # The killed pods must stay down until their sessions time out (a restart policy would
+    # bring them back as the same static members, with their tasks).
     return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 7, "accounts": 400,
-            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
+            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500, "restart": "never"}
 
 
 def _kip_406(b: _Builder) -> dict[str, object]:
@@ -292,11 +227,34 @@ def _kip_406(b: _Builder) -> dict[str, object]:
     return {"pods": 1}
 
 
+def _global_rebuild_nonblocking(b: _Builder) -> dict[str, object]:
+    """The global topic is cut past the position of pod-0's *running* global consumer (the
+    pod is paused meanwhile), again and again: the global thread wipes its store and
+    rebuilds it while input waits. The fixed worker stops joining until the rebuild is
+    done; with `global-rebuild-nonblocking` the stream threads join against the half-built
+    table (stale-global: null joins for accounts the topic held). Many accounts make the
+    rebuild take long enough to overlap the backlog of the pause."""
+    for at in b.times(8, 11):
+        b.add("truncate-global", pod_name(0), Trigger(at), live=True)
+    return {"pods": 1, "accounts": 2000}
+
+
+def _eos_no_corruption_wipe(b: _Builder) -> dict[str, object]:
+    """The window of KAFKA-20685 seen from the other side: SIGKILL while a memtable flush
+    has persisted an open transaction's writes. The fixed worker (no checkpoint while
+    RUNNING) finds a store without checkpoint and wipes it; with `eos-no-corruption-wipe`
+    the store, aborted writes included, is kept and the changelog replayed on top of it
+    (dedup-skip, wrong-balance)."""
+    return _kafka_20685(b)
+
+
 TARGETED: dict[str, Callable[[_Builder], dict[str, object]]] = {
     "KAFKA-20685": _kafka_20685,
     "KAFKA-7672": _kafka_7672,
     "KAFKA-8187": _kafka_8187,
     "KIP-406": _kip_406,
+    "eos-no-corruption-wipe": _eos_no_corruption_wipe,
+    "global-rebuild-nonblocking": _global_rebuild_nonblocking,
 }
 
 PROFILES = (*MIXES, *TARGETED)
@@ -306,7 +264,7 @@ def profile_config(profile: str) -> dict[str, object]:
     """The run settings a profile needs (pods, threads, ...), before any plan is drawn."""
     if profile in TARGETED:
         return TARGETED[profile](_Builder(0, profile, 1, 1, 0.0))
-    return dict(BROAD_CONFIG) if profile == "all" else {}
+    return {}
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:

@@ -73,26 +73,3 @@ def test_a_trigger_with_an_unknown_condition_is_refused_at_load() -> None:
         Trigger(1.0, "commit")
     for condition in CONDITIONS:
         assert Trigger(1.0, condition).condition == condition
-
-
-@given(seeds, st.sampled_from([1, 3]))
-@settings(max_examples=100, deadline=None)
-def test_all_at_60s_draws_each_coverage_fault_and_never_overlaps_long_absences(
-    seed: int, brokers: int
-) -> None:
-    drawn = plan(seed, "all", 2, brokers, 60)
-    steps = drawn.steps
-    long_ones = [s for s in steps if (s.heal_after_s or 0) >= 12]
-    assert sorted(s.fault for s in long_ones[:2]) == ["kill", "pause"]
-    for absence in long_ones[:2]:  # nothing else happens while an absence lasts
-        for s in steps[steps.index(absence) + 1:]:
-            assert s.trigger.at_s >= absence.trigger.at_s + (absence.heal_after_s or 0)
-    assert any(s.trigger.condition == "flushed-in-txn" for s in steps)
-    assert {bool(s.params["keep_volume"]) for s in steps if s.fault == "move"} == {True, False}
-    assert any(s.fault == "delay-checkpoint" for s in steps)
-    assert drawn.config["standbys"] == 1
-    scale_out = next(s for s in steps if s.fault == "scale-out")
-    delay = next(s for s in steps if s.fault == "delay-checkpoint")
-    # slowed checkpoints while the joining pod comes and goes
-    assert delay.trigger.at_s + (delay.heal_after_s or 0) > (
-        scale_out.trigger.at_s + (scale_out.heal_after_s or 0))
