@@ -140,17 +140,29 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
     """Make the pod's global checkpoint point below the topic's log start: kill the pod,
     write every account twice (the first copy moves the end past the checkpoint, the
     second keeps every account in the topic), delete everything before the second copy,
-    restart the pod. Its checkpoint + 1 is then an invalid offset."""
+    restart the pod. Its checkpoint + 1 is then an invalid offset. With `live`, the pod is
+    paused instead of killed and resumed after: its running global consumer's position is
+    then the invalid offset, and it rebuilds while the stream threads run."""
     if ctx.global_topic is None:
         raise RuntimeError("truncate-global needs the accounts topic")
-    ctx.platform.kill_pod(step.target)
+    live = bool(step.params.get("live", False))
+    if live:  # the running pod's global consumer is left behind the cut, not its checkpoint
+        ctx.platform.pause_pod(step.target)
+    else:
+        ctx.platform.kill_pod(step.target)
+        # Keep it down until the topic is cut (a killed pod comes back by restart policy).
+        ctx.platform.stop_pod(step.target)
     checkpoint = read_global_checkpoint(ctx.platform.volume(step.target), ctx.application_id)
     ctx.global_topic.republish()
     cut = ctx.global_topic.end_offset()
     republished = ctx.global_topic.republish()
     ctx.global_topic.delete_before(cut)
-    ctx.platform.start_pod(step.target)
-    return {"global_checkpoint": checkpoint, "deleted_before": cut, "republished": republished}
+    if live:
+        ctx.platform.resume_pod(step.target)
+    else:
+        ctx.platform.start_pod(step.target)
+    return {"global_checkpoint": checkpoint, "deleted_before": cut, "republished": republished,
+            "live": live}
 
 
 def _kill_broker(ctx: FaultContext, step: Step) -> Details:

@@ -75,8 +75,8 @@ def require_tools(config: RunConfig) -> None:
 
     require_platform(config.platform, config.sut)
     require_bootstrap(config.bootstrap)
-    if config.bootstrap is None and config.platform == "local":
-        require_java()  # for the brokers the run starts
+    if (config.bootstrap is None and config.platform == "local") or config.sut == "kstreams":
+        require_java()  # for the brokers the run starts, or the Kafka Streams app
 
 
 def run(explicit: dict[str, Any], results_dir: Path) -> int:

@@ -25,6 +25,7 @@ from faults.platform import Platform
 from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History
 from harness.platforms import Placement, open_platform
+from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
@@ -79,6 +80,7 @@ class Run:
         self.info = runinfo.initial(self.run_dir, config, self.plan)
         self.placement: Placement | None = None
         self.platform: Platform | None = None
+        self.supervisor: SupervisedPlatform | None = None
         self.nemesis: Nemesis | None = None
         self.statedir: StateDirWatcher | None = None
         self.dead_pods: list[str] = []
@@ -138,7 +140,11 @@ class Run:
             c.platform, self.run_dir, self.registry, self.sut,
             PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
         )
-        self.platform = self.placement.platform
+        self.supervisor = SupervisedPlatform(
+            self.placement.platform, RestartPolicy(mode=c.restart), self.history.record
+        )
+        self.supervisor.start()
+        self.platform = self.supervisor
         bootstrap = self.placement.bootstrap
         self.info["bootstrap"] = bootstrap
         create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
@@ -163,7 +169,9 @@ class Run:
             self._sink(self.progress)
             if all(s == "RUNNING" for s in states.values()):
                 return
-            if self.deaths:
+            if self.deaths and self.config.restart == "never":
+                # (With a restart policy the pod gets its restarts; one that cannot come up
+                # ends as the timeout below.)
                 raise HarnessError(f"a pod exited at start: see {self.run_dir / 'pods'}")
             time.sleep(0.5)
         raise HarnessError(f"pods not RUNNING after {POD_READY_TIMEOUT_S:.0f}s: see pods/*/")
@@ -224,16 +232,19 @@ class Run:
         self.progress.faults_applied = self.nemesis.applied
         self.progress.pods_up = sum(1 for p in self.platform.pods() if p.running)
 
-    def _watch_deaths(self) -> None:
-        """Pods that exited on their own (not by the nemesis) go into the history."""
+    def _watch_deaths(self) -> list[str]:
+        """Pods that exited on their own (not by the nemesis); the supervisor has put each
+        exit, with its cause, into the history and restarts the pod after its back-off."""
         assert self.platform is not None
-        for name, code in self.platform.poll():
-            death = {"target": name, "exit_code": code}
-            self.deaths.append(death)
-            self.history.record("harness", "info", "pod-exited", death)
+        exited = self.platform.poll()
+        for name, code in exited:
+            self.deaths.append({"target": name, "exit_code": code})
+        return [name for name, _ in exited]
 
     def _heal(self) -> None:
-        """Bring every original pod back; one that dies again at once stays dead."""
+        """Bring every original pod back (a start also ends a restart back-off). One that
+        exits again within the death watch, or is down at its end, is reported dead: it
+        explains a stall; `unavailable` itself is judged on the drain."""
         assert self.platform is not None
         self._watch_deaths()
         restarted = []
@@ -243,14 +254,15 @@ class Run:
                 self.platform.start_pod(pod.name)
                 restarted.append(pod.name)
                 self.history.record("harness", "info", "heal-start", {"target": pod.name})
+        crashed: set[str] = set()
         if restarted:
             deadline = time.monotonic() + DEATH_WATCH_S
             while time.monotonic() < deadline:
                 time.sleep(0.5)
-                self._watch_deaths()
+                crashed.update(self._watch_deaths())
         self.dead_pods = [
             pod_name(i) for i in range(self.config.pods)
-            if not self.platform.pod(pod_name(i)).running
+            if pod_name(i) in crashed or not self.platform.pod(pod_name(i)).running
         ]
 
     def _drain(self, bootstrap: str) -> tuple[bool, float]:
@@ -272,12 +284,15 @@ class Run:
         if self.nemesis is not None:
             with contextlib.suppress(Exception):
                 self.nemesis.stop_without_heal()
-        if self.platform is None:
+        if self.supervisor is not None:
+            self.supervisor.stop()  # nothing killed here is restarted (nor a nemesis kill)
+        platform = self.supervisor.inner if self.supervisor is not None else self.platform
+        if platform is None:
             return
-        for pod in self.platform.pods():
+        for pod in platform.pods():
             if pod.running:
                 with contextlib.suppress(Exception):
-                    self.platform.kill_pod(pod.name)
+                    platform.kill_pod(pod.name)
 
     def _stop_statedir(self) -> None:
         statedir, self.statedir = self.statedir, None
@@ -286,6 +301,8 @@ class Run:
             self.info["statedir_events"] = statedir.events
 
     def _stop_platform(self) -> None:
+        if self.supervisor is not None:
+            self.supervisor.stop()  # clean-up never restarts a pod just to stop it
         placement, self.placement = self.placement, None  # once, even if called again
         if placement is not None:
             placement.teardown()
@@ -300,8 +317,10 @@ class Run:
             "guarantee": c.guarantee, "partitions": c.partitions,
             "application_id": c.application_id, "drained": drained, "drain_seconds": drain_s,
             "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),
+            "restarts": self.supervisor.restart_count() if self.supervisor else 0,
             "sut": self.sut.name, "not_applicable": dict(self.sut.not_applicable),
         }
+        self.info["restarts"] = meta["restarts"]
         self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
                                                        c.application_id, meta))
 

@@ -94,3 +94,18 @@ def test_store_ahead_of_its_checkpoint_is_not_stale(spark: SparkSession) -> None
         frames = load_frames(spark, history.write(Path(tmp) / "history"))
         assert exact_mismatches(frames, inits(frames)).count() > 0
         assert stale_inits(frames).count() == 0
+
+
+def test_a_pod_that_exited_is_no_unavailability_when_the_input_drained(
+    spark: SparkSession,
+) -> None:
+    """Judged on progress: a dead (or crash-looping) pod explains a stall, it is not one."""
+    from dataclasses import replace
+
+    history = generate(Params(seed=5, events=20))
+    dead = replace(history, meta={**history.meta, "dead_pods": ["pod-0"], "drained": True})
+    assert judge(spark, dead)["checks"]["unavailable"]["valid"] is True
+    stalled = replace(dead, meta={**dead.meta, "drained": False})
+    got = judge(spark, stalled)["checks"]["unavailable"]
+    assert got["valid"] is False and got["count"] == 1
+    assert {e["reason"] for e in got["examples"]} == {"not-drained", "dead-pod"}

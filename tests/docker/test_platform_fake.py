@@ -156,3 +156,29 @@ def test_remove_and_teardown(tmp_path: Path, fake: FakeClient) -> None:
     assert "kchaos-run-1" not in fake.networks.items
     with pytest.raises(UsageError):
         p.pod("pod-2")
+
+
+def test_the_restart_policy_needs_no_docker_code(tmp_path: Path, fake: FakeClient) -> None:
+    from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
+
+    now = [100.0]
+    ops: list[tuple[str, dict[str, Any]]] = []
+    sup = SupervisedPlatform(platform(tmp_path, fake), RestartPolicy(backoff_s=1.0),
+                             lambda _p, _t, f, value: ops.append((f, value)),
+                             clock=lambda: now[0])
+    sup.add_pod("pod-0", "node-0")
+    now[0] = 120.0
+    fake.containers.started[0].exit(1)
+    sup.tick()
+    now[0] = 121.0
+    sup.tick()
+    assert len(fake.containers.started) == 2 and sup.pod("pod-0").incarnation == 2
+    sup.kill_pod("pod-0")
+    now[0] = 123.0
+    sup.tick()
+    assert len(fake.containers.started) == 3 and sup.pod("pod-0").running
+    assert [(f, v.get("cause")) for f, v in ops] == [
+        ("pod-exited", "crashed"), ("pod-restarted", None),
+        ("pod-exited", "nemesis-kill"), ("pod-restarted", None)]
+    sup.teardown()
+    assert not sup.pod("pod-0").running

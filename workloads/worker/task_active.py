@@ -162,6 +162,9 @@ class StreamTask:
             # KAFKA-10362: the suspend checkpoint is not valid once the task writes again.
             self.sm.delete_checkpoint("resume")
         self.state = RUNNING
+        # Traced like a restored task's start: a checkpoint left behind on resume is then
+        # seen by stale-checkpoint (a file present at task-running).
+        self.tracer.emit(self.thread, "task-running", task=self.task, resumed=True)
 
     def close(self, reader: ChangelogReader, clean: bool) -> None:
         if self.state == CLOSED:
