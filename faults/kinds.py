@@ -1,7 +1,8 @@
 """The fault kinds of DESIGN.md §5: each applies to its target and heals.
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
-calls); the only help they take from the worker is the control file's checkpoint delay.
+calls, the run's network); the only help they take from the worker is the control file's
+checkpoint delay.
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ class Brokers(Protocol):
     def restart_broker(self, node_id: int) -> None: ...
 
 
+class Network(Protocol):
+    """The run's network, where a platform has one a pod or broker can be cut off from."""
+
+    def disconnect(self, target: str) -> None:
+        """Cut `target` (pod-N or broker-N) off: it reaches nobody, nobody reaches it."""
+        ...
+
+    def reconnect(self, target: str) -> None: ...
+
+
 class GlobalTopic(Protocol):
     """The accounts (global) topic, as the nemesis may disturb it."""
 
@@ -39,6 +50,7 @@ class FaultContext:
     brokers: Brokers | None
     global_topic: GlobalTopic | None
     application_id: str
+    network: Network | None = None
 
 
 Details = dict[str, Any]
@@ -183,6 +195,19 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
+def _partition(ctx: FaultContext, step: Step) -> Details:
+    if ctx.network is None:
+        raise RuntimeError("partition needs a platform with a network (--platform docker)")
+    ctx.network.disconnect(step.target)
+    return {}
+
+
+def _heal_partition(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.network is not None
+    ctx.network.reconnect(step.target)
+    return {}
+
+
 def _nothing(ctx: FaultContext, step: Step) -> Details:
     return {}
 
@@ -195,7 +220,7 @@ class FaultKind:
     name: str
     apply: Action
     heal: Action
-    targets: str  # "pod", "new-pod" or "broker"
+    targets: str  # "pod", "new-pod", "broker" or "pod-or-broker"
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
 
 
@@ -212,5 +237,6 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True),
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
+        FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
     )
 }

@@ -188,7 +188,7 @@ class Run:
         c = self.config
         assert self.placement is not None
         ctx = FaultContext(self.platform, self.placement.brokers, self.accounts,
-                           c.application_id)
+                           c.application_id, self.placement.network)
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         client = LoadClient(
             bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate
