@@ -15,6 +15,7 @@ from typing import Any
 
 from common.files import write_atomically
 from harness.report.charts import plotly_js, timeline_figure, to_div
+from harness.report.coverage import CoverageRow, coverage_rows
 from harness.report.examples import CheckView, Table, check_views, records_table
 from harness.report.pages import (
     environment,
@@ -110,6 +111,9 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         errors, "checks", lambda: check_views(dig(files.results, "checks"), origin), []
     )
     plan_table = guarded(errors, "plan", lambda: _plan_table(files.plan), None)
+    coverage: list[CoverageRow] = guarded(
+        errors, "coverage", lambda: coverage_rows(files.results, origin), []
+    )
     return {
         "s": s,
         "exit_name": "" if s.exit_code is None else EXIT_NAMES.get(s.exit_code, "abnormal"),
@@ -123,6 +127,7 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "timeline": timeline_html if tl else "",
         "timeline_note": timeline_html or "the timeline could not be built",
         "plan_table": plan_table,
+        "coverage": coverage,
         "plan_rows": [(k, v) for k, v in flat_rows(files.plan) if not k.startswith("steps")],
         "plan_note": f"no steps (plan.json is {_problem(files, PLAN_FILE) or 'empty'})",
         "figure_rows": flat_rows(dig(files.results, "figures")),
