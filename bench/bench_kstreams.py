@@ -66,16 +66,21 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def kill_to_running(run_dir: Path) -> list[float]:
-    """Seconds from each SIGKILLed pod's restart to its next client-state RUNNING."""
+    """Seconds from each SIGKILLed pod's restart to its next client-state RUNNING (a restart
+    killed again before it got there is left out: its time is no start-up time)."""
     ops = _lines(run_dir / "history.jsonl")
-    restarts = [(o["value"]["target"], o["time_ns"]) for o in ops
-                if o["process"] == "nemesis" and o["f"] == "kill" and o["value"]["phase"] == "end"]
+    kills = [(o["value"]["target"], o["value"]["phase"], o["time_ns"]) for o in ops
+             if o["process"] == "nemesis" and o["f"] == "kill"]
     seconds = []
-    for pod, at in restarts:
+    for pod, phase, at in kills:
+        if phase != "end":
+            continue
         trace = run_dir / "pods" / pod / "trace.jsonl"
         running = [e["ts_ns"] for e in _lines(trace) if e.get("event") == "client-state"
                    and e.get("to") == "RUNNING" and e["ts_ns"] > at] if trace.exists() else []
-        if running:
+        next_kill = min((t for p, ph, t in kills if p == pod and ph == "start" and t > at),
+                        default=None)
+        if running and (next_kill is None or min(running) < next_kill):
             seconds.append((min(running) - at) / 1e9)
     return seconds
 

@@ -1,18 +1,20 @@
-"""The fault kinds of DESIGN.md §5: each applies to its target and heals.
+"""The fault kinds: each applies to its target and heals (docs/architecture.md: adding a
+fault kind).
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
-calls); the only help they take from the worker is the control file's checkpoint delay.
+calls, the run's network); the only help they take from the worker is the control file's
+checkpoint delay.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from common.files import write_atomically
 from faults.model import Step
 from faults.platform import Platform
 
@@ -21,6 +23,16 @@ class Brokers(Protocol):
     def stop_broker(self, node_id: int) -> None: ...
     def kill_broker(self, node_id: int) -> None: ...
     def restart_broker(self, node_id: int) -> None: ...
+
+
+class Network(Protocol):
+    """The run's network, where a platform has one a pod or broker can be cut off from."""
+
+    def disconnect(self, target: str) -> None:
+        """Cut `target` (pod-N or broker-N) off: it reaches nobody, nobody reaches it."""
+        ...
+
+    def reconnect(self, target: str) -> None: ...
 
 
 class GlobalTopic(Protocol):
@@ -39,6 +51,7 @@ class FaultContext:
     brokers: Brokers | None
     global_topic: GlobalTopic | None
     application_id: str
+    network: Network | None = None
 
 
 Details = dict[str, Any]
@@ -58,9 +71,7 @@ def write_control(path: Path, **settings: Any) -> None:
             current = {}
     current.update(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(current))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(current))
 
 
 def read_global_checkpoint(volume: Path, application_id: str) -> int | None:
@@ -140,17 +151,29 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
     """Make the pod's global checkpoint point below the topic's log start: kill the pod,
     write every account twice (the first copy moves the end past the checkpoint, the
     second keeps every account in the topic), delete everything before the second copy,
-    restart the pod. Its checkpoint + 1 is then an invalid offset."""
+    restart the pod. Its checkpoint + 1 is then an invalid offset. With `live`, the pod is
+    paused instead of killed and resumed after: its running global consumer's position is
+    then the invalid offset, and it rebuilds while the stream threads run."""
     if ctx.global_topic is None:
         raise RuntimeError("truncate-global needs the accounts topic")
-    ctx.platform.kill_pod(step.target)
+    live = bool(step.params.get("live", False))
+    if live:  # the running pod's global consumer is left behind the cut, not its checkpoint
+        ctx.platform.pause_pod(step.target)
+    else:
+        ctx.platform.kill_pod(step.target)
+        # Keep it down until the topic is cut (a killed pod comes back by restart policy).
+        ctx.platform.stop_pod(step.target)
     checkpoint = read_global_checkpoint(ctx.platform.volume(step.target), ctx.application_id)
     ctx.global_topic.republish()
     cut = ctx.global_topic.end_offset()
     republished = ctx.global_topic.republish()
     ctx.global_topic.delete_before(cut)
-    ctx.platform.start_pod(step.target)
-    return {"global_checkpoint": checkpoint, "deleted_before": cut, "republished": republished}
+    if live:
+        ctx.platform.resume_pod(step.target)
+    else:
+        ctx.platform.start_pod(step.target)
+    return {"global_checkpoint": checkpoint, "deleted_before": cut, "republished": republished,
+            "live": live}
 
 
 def _kill_broker(ctx: FaultContext, step: Step) -> Details:
@@ -171,6 +194,19 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
+def _partition(ctx: FaultContext, step: Step) -> Details:
+    if ctx.network is None:
+        raise RuntimeError("partition needs a platform with a network (--platform docker)")
+    ctx.network.disconnect(step.target)
+    return {}
+
+
+def _heal_partition(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.network is not None
+    ctx.network.reconnect(step.target)
+    return {}
+
+
 def _nothing(ctx: FaultContext, step: Step) -> Details:
     return {}
 
@@ -183,7 +219,7 @@ class FaultKind:
     name: str
     apply: Action
     heal: Action
-    targets: str  # "pod", "new-pod" or "broker"
+    targets: str  # "pod", "new-pod", "broker" or "pod-or-broker"
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
 
 
@@ -200,5 +236,6 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True),
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
+        FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
     )
 }

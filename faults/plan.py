@@ -108,12 +108,25 @@ def _stop_broker(b: _Builder, at: float) -> None:
           heal_after_s=b.r(4, 8))
 
 
+def _partition_pod(b: _Builder, at: float) -> None:
+    """A pod cut off from everything, past its session timeout: fenced when it is back."""
+    b.add("partition", b.pod(), Trigger(at), heal_after_s=b.r(4, 12))
+
+
+def _partition_broker(b: _Builder, at: float) -> None:
+    b.add("partition", f"broker-{b.rng.randrange(b.brokers) + 1}", Trigger(at),
+          heal_after_s=b.r(4, 8))
+
+
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "none": (),  # no faults: the baseline a system under test must pass, and throughput
     "kill": (_kill, _kill_in_running, _pause),
     "move": (_move_with_volume, _move_empty),
     "checkpoint": (_delay_checkpoint, _stop, _scale_out, _scale_in, _kill_in_running),
     "global": (_truncate_global,),
+    "broker": (_kill_broker, _stop_broker),  # needs a 3-node cluster (--brokers 3)
+    # Needs a platform with a network (docker); a broker only out of three.
+    "partition": (_partition_pod,),
     "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
             _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
 }
@@ -125,6 +138,12 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         return {}
     if profile == "all" and b.brokers >= 3:
         mix += [_kill_broker, _stop_broker]
+    if profile == "partition" and b.brokers >= 3:
+        mix += [_partition_broker]
+    if b.brokers < 3:  # one broker: killing it is no fault the worker could survive
+        mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
+        if not mix:
+            return {}
     for at in b.times(5, 9):
         b.rng.choice(mix)(b, at)
     return {}
@@ -209,8 +228,10 @@ def _kafka_8187(b: _Builder) -> dict[str, object]:
     b.add("kill", first, cleaned)
     b.add("kill", second, Trigger(slow_at))  # right after
     b.add("stop", pod_name(0), Trigger(slow_at), heal_after_s=0.5)
+    # The killed pods must stay down until their sessions time out (a restart policy would
+    # bring them back as the same static members, with their tasks).
     return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 7, "accounts": 400,
-            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
+            "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500, "restart": "never"}
 
 
 def _kip_406(b: _Builder) -> dict[str, object]:
@@ -220,11 +241,34 @@ def _kip_406(b: _Builder) -> dict[str, object]:
     return {"pods": 1}
 
 
+def _global_rebuild_nonblocking(b: _Builder) -> dict[str, object]:
+    """The global topic is cut past the position of pod-0's *running* global consumer (the
+    pod is paused meanwhile), again and again: the global thread wipes its store and
+    rebuilds it while input waits. The fixed worker stops joining until the rebuild is
+    done; with `global-rebuild-nonblocking` the stream threads join against the half-built
+    table (stale-global: null joins for accounts the topic held). Many accounts make the
+    rebuild take long enough to overlap the backlog of the pause."""
+    for at in b.times(8, 11):
+        b.add("truncate-global", pod_name(0), Trigger(at), live=True)
+    return {"pods": 1, "accounts": 2000}
+
+
+def _eos_no_corruption_wipe(b: _Builder) -> dict[str, object]:
+    """The window of KAFKA-20685 seen from the other side: SIGKILL while a memtable flush
+    has persisted an open transaction's writes. The fixed worker (no checkpoint while
+    RUNNING) finds a store without checkpoint and wipes it; with `eos-no-corruption-wipe`
+    the store, aborted writes included, is kept and the changelog replayed on top of it
+    (dedup-skip, wrong-balance)."""
+    return _kafka_20685(b)
+
+
 TARGETED: dict[str, Callable[[_Builder], dict[str, object]]] = {
     "KAFKA-20685": _kafka_20685,
     "KAFKA-7672": _kafka_7672,
     "KAFKA-8187": _kafka_8187,
     "KIP-406": _kip_406,
+    "eos-no-corruption-wipe": _eos_no_corruption_wipe,
+    "global-rebuild-nonblocking": _global_rebuild_nonblocking,
 }
 
 PROFILES = (*MIXES, *TARGETED)

@@ -75,6 +75,8 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--guarantee", "guarantee", str, "exactly_once_v2 (default) or at_least_once"),
     ("--bootstrap", "bootstrap", str, "use this Kafka instead of starting one (HOST:PORT)"),
     ("--platform", "platform", str, "where pods run: local (default) or docker"),
+    ("--restart", "restart", str,
+     "pod restart policy: always (default; an exited pod restarts after a back-off) or never"),
     ("--sut", "sut", str, "what runs in the pods: python (default) or kstreams"),
     ("--kstreams-version", "kstreams_version", str,
      "Kafka Streams release of --sut kstreams (default: workloads/kstreams/pom.xml's)"),

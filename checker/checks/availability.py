@@ -1,5 +1,7 @@
-"""unavailable: after healing, the group did not drain its input in time, or a pod died and
-stayed dead. Decided from the harness's run facts; the offsets and traces only explain."""
+"""unavailable: after healing, the group did not drain its input in time. Judged on progress
+only: a pod that exited (and was restarted, or crash-looped) is not by itself unavailability;
+dead pods are listed to explain a stall. Decided from the harness's run facts; the offsets
+and traces only explain."""
 
 from __future__ import annotations
 
@@ -45,5 +47,6 @@ def unavailable(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
                 "last_events": [trace_dict(r) for r in reversed(last)],
             }
         )
-    count = (0 if meta.drained else 1) + len(meta.dead_pods)
-    return CheckResult(valid=count == 0, count=count, examples=tuple(examples))
+    if meta.drained:
+        return CheckResult(valid=True, count=0)
+    return CheckResult(valid=False, count=1, examples=tuple(examples))

@@ -91,6 +91,22 @@ def _add_bands(fig: go.Figure, tl: Timeline, pods: Sequence[str]) -> None:
             row=1,
             col=1,
         )
+    for what, symbol, colour in (("pod-exited", "x", "#cf222e"),
+                                 ("pod-restarted", "triangle-up", "#1a7f37")):
+        events = [e for e in tl.pod_events if e.what == what]
+        if events:
+            fig.add_trace(
+                go.Scatter(
+                    name=what.removeprefix("pod-"), legendgroup="pods",
+                    legendgrouptitle_text="pod processes", mode="markers",
+                    x=[e.at_s for e in events], y=[e.target for e in events],
+                    marker={"symbol": symbol, "size": 11, "color": colour},
+                    customdata=[e.text for e in events],
+                    hovertemplate=f"<b>{what}</b> %{{y}} at %{{x:.1f}} s<br>"
+                                  "%{customdata}<extra></extra>",
+                ),
+                row=1, col=1,
+            )
     order = _target_order(tl.bands, pods)
     fig.update_yaxes(
         categoryorder="array", categoryarray=list(reversed(order)), type="category",

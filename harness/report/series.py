@@ -21,6 +21,8 @@ MAX_BINS = 600  # enough resolution for a long run without a heavy page
 FINE_NS = 100_000_000  # 0.1 s slots, folded into the chart's bins at the end
 NEMESIS = "nemesis"
 SEND = "send"
+# The supervisor's ops (harness/platforms/supervised.py): a pod's process exits, restarts.
+POD_LIFECYCLE = ("pod-exited", "pod-restarted")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,17 @@ class Timeline:
     commits: dict[str, list[float]] = field(default_factory=dict)  # pod -> commits/s
     bands: list[Band] = field(default_factory=list)
     band_source: str = "history"
+    pod_events: list[PodEvent] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PodEvent:
+    """A pod's process exited (with its cause) or was restarted, at `at_s`."""
+
+    target: str
+    what: str  # "pod-exited" or "pod-restarted"
+    at_s: float
+    text: str
 
 
 def _ns(value: Any) -> int | None:
@@ -141,6 +154,7 @@ class Accumulator:
         self.committed: defaultdict[int, dict[int, int]] = defaultdict(dict)
         self.commits: dict[str, Counter[int]] = {}
         self.nemesis: list[dict[str, Any]] = []
+        self.pod_ops: list[tuple[int, str, dict[str, Any]]] = []
 
     def _seen(self, t_ns: int) -> int:
         """The slot of a time. Slots start at the first time seen (usually the earliest:
@@ -160,6 +174,8 @@ class Accumulator:
         if op.get("process") == NEMESIS and value:
             self._seen(t_ns)
             self.nemesis.append({"time_ns": t_ns, "f": op.get("f"), "value": dict(value)})
+        elif op.get("f") in POD_LIFECYCLE and value:
+            self.pod_ops.append((t_ns, str(op.get("f")), dict(value)))
         elif op.get("f") == SEND and op.get("type") in ("ok", "info"):
             slot = self._seen(t_ns)
             if op.get("type") == "info":
@@ -236,6 +252,11 @@ class Accumulator:
         if not tl.bands:
             tl.bands = plan_bands(plan, span)
             tl.band_source = "plan.json"
+        tl.pod_events = [
+            PodEvent(str(v.get("target", "?")), f, max(0.0, (t - origin) / 1e9),
+                     ", ".join(f"{k} {v[k]}" for k in sorted(v) if k != "target"))
+            for t, f, v in sorted(self.pod_ops, key=lambda o: o[0])
+        ]
         return tl
 
 

@@ -15,6 +15,7 @@ from harness.errors import UsageError
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 PLATFORMS = ("local", "docker")
+RESTART_POLICIES = ("always", "never")
 SUTS = ("python", "kstreams")  # harness/sut: what runs in the pods
 
 
@@ -40,6 +41,7 @@ class RunConfig:
     guarantee: str = "exactly_once_v2"
     bootstrap: str | None = None
     platform: str = "local"
+    restart: str = "always"  # pod restart policy, as Kubernetes' restartPolicy
     partitions: int = 4
     accounts: int = 40
     duplicate_fraction: float = 0.05
@@ -95,9 +97,12 @@ def validate(config: RunConfig) -> RunConfig:
         (config.threads >= 1, "--threads must be at least 1"),
         (0 <= config.standbys < max(config.pods, 1) + 1, "--standbys must be 0..pods"),
         (config.brokers in (1, 3), "--brokers must be 1 or 3"),
+        (config.profile != "broker" or config.brokers == 3, "--profile broker needs --brokers 3"),
         (config.rate > 0, "--rate must be positive"),
         (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
         (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
+        (config.restart in RESTART_POLICIES,
+         f"--restart must be one of {', '.join(RESTART_POLICIES)}"),
         (config.sut in SUTS, f"--sut must be one of {', '.join(SUTS)}"),
         (config.partitions >= 1, "partitions must be at least 1"),
         (0 <= config.duplicate_fraction < 1, "duplicate fraction must be in [0, 1)"),

@@ -1,4 +1,5 @@
-"""One run, DESIGN.md §2: setup, load + faults, heal, drain, collect, check, report.
+"""One run (docs/architecture.md, "A run"): setup, load + faults, heal, drain, stop,
+collect, check, report.
 
 Every phase is timed into run.json; whatever breaks, the processes are stopped and what
 was collected stays in the run folder.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict, exit_code
+from common.waiting import wait_until
 from faults.kinds import FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
@@ -25,14 +27,15 @@ from faults.platform import Platform
 from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History
 from harness.platforms import Placement, open_platform
+from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
-from harness.run.load import LoadClient
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import create_topics, lag, wait_drained
+from harness.run.traffic import LoadClient
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
@@ -79,6 +82,7 @@ class Run:
         self.info = runinfo.initial(self.run_dir, config, self.plan)
         self.placement: Placement | None = None
         self.platform: Platform | None = None
+        self.supervisor: SupervisedPlatform | None = None
         self.nemesis: Nemesis | None = None
         self.statedir: StateDirWatcher | None = None
         self.dead_pods: list[str] = []
@@ -101,9 +105,9 @@ class Run:
             self._phase("load", lambda: self._load(bootstrap))
             self._phase("heal", self._heal)
             drained, drain_s = self._phase("drain", lambda: self._drain(bootstrap))
-            self._phase("stop", self._stop_pods)
+            self._phase("stop", self._stop_workload)
             self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
-            self._phase("stop-kafka", self._stop_platform)
+            self._phase("stop-kafka", self._tear_down_placement)
             verdict = self._phase("check", self._check)
             code = exit_code(verdict)
             return RunOutcome(self.run_dir, verdict, code)
@@ -113,7 +117,7 @@ class Run:
             self._abort()
             raise
         finally:
-            self._stop_platform()
+            self._tear_down_placement()
             self.history.close()
             self.info["timings"] = self.timings
             self.info["verdict"] = verdict
@@ -138,7 +142,11 @@ class Run:
             c.platform, self.run_dir, self.registry, self.sut,
             PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
         )
-        self.platform = self.placement.platform
+        self.supervisor = SupervisedPlatform(
+            self.placement.platform, RestartPolicy(mode=c.restart), self.history.record
+        )
+        self.supervisor.start()
+        self.platform = self.supervisor
         bootstrap = self.placement.bootstrap
         self.info["bootstrap"] = bootstrap
         create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
@@ -154,18 +162,24 @@ class Run:
         return bootstrap
 
     def _wait_pods_running(self) -> None:
-        assert self.platform is not None
-        deadline = time.monotonic() + POD_READY_TIMEOUT_S
-        while time.monotonic() < deadline:
+        platform = self.platform
+        assert platform is not None
+
+        def all_running() -> bool:
             self._watch_deaths()
-            states = {p.name: self._client_state(p.name) for p in self.platform.pods()}
+            states = {p.name: self._client_state(p.name) for p in platform.pods()}
             self.progress.pods_up = sum(1 for s in states.values() if s == "RUNNING")
             self._sink(self.progress)
             if all(s == "RUNNING" for s in states.values()):
-                return
-            if self.deaths:
+                return True
+            if self.deaths and self.config.restart == "never":
+                # (With a restart policy the pod gets its restarts; one that cannot come up
+                # ends as the timeout below.)
                 raise HarnessError(f"a pod exited at start: see {self.run_dir / 'pods'}")
-            time.sleep(0.5)
+            return False
+
+        if wait_until(all_running, POD_READY_TIMEOUT_S):
+            return
         raise HarnessError(f"pods not RUNNING after {POD_READY_TIMEOUT_S:.0f}s: see pods/*/")
 
     def _client_state(self, pod: str) -> str | None:
@@ -180,7 +194,7 @@ class Run:
         c = self.config
         assert self.placement is not None
         ctx = FaultContext(self.platform, self.placement.brokers, self.accounts,
-                           c.application_id)
+                           c.application_id, self.placement.network)
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         client = LoadClient(
             bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate
@@ -224,16 +238,19 @@ class Run:
         self.progress.faults_applied = self.nemesis.applied
         self.progress.pods_up = sum(1 for p in self.platform.pods() if p.running)
 
-    def _watch_deaths(self) -> None:
-        """Pods that exited on their own (not by the nemesis) go into the history."""
+    def _watch_deaths(self) -> list[str]:
+        """Pods that exited on their own (not by the nemesis); the supervisor has put each
+        exit, with its cause, into the history and restarts the pod after its back-off."""
         assert self.platform is not None
-        for name, code in self.platform.poll():
-            death = {"target": name, "exit_code": code}
-            self.deaths.append(death)
-            self.history.record("harness", "info", "pod-exited", death)
+        exited = self.platform.poll()
+        for name, code in exited:
+            self.deaths.append({"target": name, "exit_code": code})
+        return [name for name, _ in exited]
 
     def _heal(self) -> None:
-        """Bring every original pod back; one that dies again at once stays dead."""
+        """Bring every original pod back (a start also ends a restart back-off). One that
+        exits again within the death watch, or is down at its end, is reported dead: it
+        explains a stall; `unavailable` itself is judged on the drain."""
         assert self.platform is not None
         self._watch_deaths()
         restarted = []
@@ -243,14 +260,15 @@ class Run:
                 self.platform.start_pod(pod.name)
                 restarted.append(pod.name)
                 self.history.record("harness", "info", "heal-start", {"target": pod.name})
+        crashed: set[str] = set()
         if restarted:
             deadline = time.monotonic() + DEATH_WATCH_S
             while time.monotonic() < deadline:
                 time.sleep(0.5)
-                self._watch_deaths()
+                crashed.update(self._watch_deaths())
         self.dead_pods = [
             pod_name(i) for i in range(self.config.pods)
-            if not self.platform.pod(pod_name(i)).running
+            if pod_name(i) in crashed or not self.platform.pod(pod_name(i)).running
         ]
 
     def _drain(self, bootstrap: str) -> tuple[bool, float]:
@@ -259,7 +277,9 @@ class Run:
             return False, 0.0
         return wait_drained(bootstrap, self.config.application_id, self.config.drain_timeout_s)
 
-    def _stop_pods(self) -> None:
+    def _stop_workload(self) -> None:
+        """Everything but the brokers, which collection still reads: the pods (with what the
+        platform made for them), the state-dir watcher and the accounts updater."""
         if self.platform is not None:
             self.platform.teardown()
         self._stop_statedir()
@@ -272,12 +292,15 @@ class Run:
         if self.nemesis is not None:
             with contextlib.suppress(Exception):
                 self.nemesis.stop_without_heal()
-        if self.platform is None:
+        if self.supervisor is not None:
+            self.supervisor.stop()  # nothing killed here is restarted (nor a nemesis kill)
+        platform = self.supervisor.inner if self.supervisor is not None else self.platform
+        if platform is None:
             return
-        for pod in self.platform.pods():
+        for pod in platform.pods():
             if pod.running:
                 with contextlib.suppress(Exception):
-                    self.platform.kill_pod(pod.name)
+                    platform.kill_pod(pod.name)
 
     def _stop_statedir(self) -> None:
         statedir, self.statedir = self.statedir, None
@@ -285,7 +308,10 @@ class Run:
             statedir.stop()
             self.info["statedir_events"] = statedir.events
 
-    def _stop_platform(self) -> None:
+    def _tear_down_placement(self) -> None:
+        """The brokers too, and any process the registry still holds; only once."""
+        if self.supervisor is not None:
+            self.supervisor.stop()  # clean-up never restarts a pod just to stop it
         placement, self.placement = self.placement, None  # once, even if called again
         if placement is not None:
             placement.teardown()
@@ -300,8 +326,10 @@ class Run:
             "guarantee": c.guarantee, "partitions": c.partitions,
             "application_id": c.application_id, "drained": drained, "drain_seconds": drain_s,
             "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),
+            "restarts": self.supervisor.restart_count() if self.supervisor else 0,
             "sut": self.sut.name, "not_applicable": dict(self.sut.not_applicable),
         }
+        self.info["restarts"] = meta["restarts"]
         self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
                                                        c.application_id, meta))
 

@@ -47,6 +47,11 @@ def sources_digest() -> str:
     return digest.hexdigest()[:12]
 
 
+def release(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
 @dataclass(frozen=True)
 class Build:
     folder: Path
@@ -97,16 +102,21 @@ class KafkaStreamsApp:
         "delay-checkpoint": "it works through the control file the Python worker reads; "
                             "Kafka Streams has no such hook",
     }
-    # Every check is judged from the topics, the app's trace and the observed state
-    # directories; stale-checkpoint's digest-at-init half finds nothing here (no
-    # task-init digests) and its checkpoint-while-RUNNING half is judged from the files.
-    not_applicable: Mapping[str, str] = {}
     watches_state_dirs = True
 
     def __init__(self, version: str, streams_config: tuple[str, ...] = ()) -> None:
         self.version = version
         self.streams_config = streams_config
         self._build: Build | None = None
+        # Every check is judged from the topics, the app's trace and the observed state
+        # directories (stale-checkpoint's digest-at-init half finds nothing: no task-init
+        # digests; its checkpoint-while-RUNNING half is judged from the files) -- except
+        # where the release writes no .checkpoint files at all.
+        self.not_applicable: Mapping[str, str] = {}
+        if release(version) >= (4, 3):
+            self.not_applicable = {
+                "stale-checkpoint": f"Kafka Streams {version} keeps changelog offsets inside "
+                "the stores (KIP-1035), not in .checkpoint files: nothing to observe"}
 
     def prepare(self) -> None:
         require_java()

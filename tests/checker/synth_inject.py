@@ -229,8 +229,12 @@ def unavailable(h: History, rnd: random.Random) -> tuple[History, Expected] | No
             replace(h, meta=meta),
             Expected("unavailable", 1, frozenset([("not-drained",)]), ("reason",)),
         )
-    meta["dead_pods"] = ["pod-0"]
-    return (replace(h, meta=meta), Expected("unavailable", 1, frozenset([("pod-0",)]), ("pod",)))
+    # A dead pod explains a stall; alone (the others drained) it is not unavailability.
+    meta["drained"], meta["dead_pods"] = False, ["pod-0"]
+    return (
+        replace(h, meta=meta),
+        Expected("unavailable", 1, frozenset([("not-drained",), ("dead-pod",)]), ("reason",)),
+    )
 
 
 Injector = Callable[[History, random.Random], "tuple[History, Expected] | None"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from docker_fakes import FakeClient
 
-from harness.errors import UsageError
+from harness.errors import HarnessError
 from harness.platforms.docker import DockerPlatform
 from harness.sut.base import PodSettings
 
@@ -41,9 +41,9 @@ def test_add_pod_starts_a_container_on_a_fresh_volume(tmp_path: Path, fake: Fake
     assert p.volume("pod-0").is_dir() and p.pod_dir("pod-0").is_dir()
     assert p.trace_path("pod-0") == tmp_path / "run-1" / "pods" / "pod-0" / "trace.jsonl"
     assert p.control_path("pod-0").name == "control.json"
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.add_pod("pod-0", "node-1")
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.add_pod("pod-1", "node-9")
 
 
@@ -129,7 +129,7 @@ def test_move_without_volume_starts_empty(tmp_path: Path, fake: FakeClient) -> N
     second = fake.containers.started[1]
     assert second.labels["kchaos.volume"] == "kchaos-run-1-pod-0-g1"
     assert "kchaos-run-1-pod-0-g1" in second.spec["volumes"]
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.move_pod("pod-0", "node-7", keep_volume=False)
 
 
@@ -154,5 +154,31 @@ def test_remove_and_teardown(tmp_path: Path, fake: FakeClient) -> None:
     assert not fake.volumes.items  # the objects; the data stays in the run folder
     assert (tmp_path / "run-1" / "volumes" / "kchaos-run-1-pod-0-g0").is_dir()
     assert "kchaos-run-1" not in fake.networks.items
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.pod("pod-2")
+
+
+def test_the_restart_policy_needs_no_docker_code(tmp_path: Path, fake: FakeClient) -> None:
+    from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
+
+    now = [100.0]
+    ops: list[tuple[str, dict[str, Any]]] = []
+    sup = SupervisedPlatform(platform(tmp_path, fake), RestartPolicy(backoff_s=1.0),
+                             lambda _p, _t, f, value: ops.append((f, value)),
+                             clock=lambda: now[0])
+    sup.add_pod("pod-0", "node-0")
+    now[0] = 120.0
+    fake.containers.started[0].exit(1)
+    sup.tick()
+    now[0] = 121.0
+    sup.tick()
+    assert len(fake.containers.started) == 2 and sup.pod("pod-0").incarnation == 2
+    sup.kill_pod("pod-0")
+    now[0] = 123.0
+    sup.tick()
+    assert len(fake.containers.started) == 3 and sup.pod("pod-0").running
+    assert [(f, v.get("cause")) for f, v in ops] == [
+        ("pod-exited", "crashed"), ("pod-restarted", None),
+        ("pod-exited", "nemesis-kill"), ("pod-restarted", None)]
+    sup.teardown()
+    assert not sup.pod("pod-0").running

@@ -1,5 +1,6 @@
-"""End to end, through the CLI: each seed bug's targeted profile is caught with the seed's
-anomaly class; the fixed worker passes the very same plan; repro brings an anomaly back.
+"""End to end, through the CLI: each targeted profile catches its switch (the seed bugs and
+the mutants with a profile of their own) with the expected anomaly class; the fixed worker
+passes the very same plan; repro brings an anomaly back.
 
 Every run is the real thing: its own Kafka broker, worker processes, the nemesis, Spark.
 """
@@ -24,12 +25,14 @@ SEED = "1"
 # (faults/plan.py); the other profiles' windows open within 30 s.
 TIME_LIMIT_S = {"KAFKA-8187": "40"}
 DEFAULT_TIME_LIMIT_S = "30"
-# The classes DESIGN.md §6 and the seed reports lead us to expect for each switch.
+# The classes the checks' definitions and the seed reports lead us to expect for each switch.
 EXPECTED = {
     "KAFKA-7672": {"lost-history"},
     "KAFKA-8187": {"lost-history", "duplicate-output"},  # balances, or dedup entries, lost
     "KAFKA-20685": {"dedup-skip", "stale-checkpoint"},
     "KIP-406": {"unavailable"},
+    "eos-no-corruption-wipe": {"dedup-skip", "wrong-balance"},
+    "global-rebuild-nonblocking": {"stale-global"},
 }
 
 

@@ -19,13 +19,21 @@ from harness.errors import UsageError
 from harness.sut.kstreams import KafkaStreamsApp, build, default_version
 
 CONTROL = "__state.updater.enabled__=false"
+# A run of the app takes the suite's 600 s on a busy machine (JVM pods, Spark check).
+RUN_TIMEOUT_S = 1500
 
 
-def kchaos(results: Path, *args: str, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
-        capture_output=True, text=True, timeout=timeout,
-    )
+def kchaos(
+    results: Path, *args: str, timeout: float = RUN_TIMEOUT_S - 60
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "harness", "--results-dir", str(results)]
+    try:
+        return subprocess.run([*command, *args], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # kchaos was SIGKILLed: stop the brokers and pods it recorded, then fail
+        subprocess.run([*command, "clean"], capture_output=True, timeout=120)
+        raise
 
 
 def run_folder(done: subprocess.CompletedProcess[str]) -> Path:
@@ -75,6 +83,12 @@ def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
     assert not any(tmp_path.iterdir())
 
 
+def test_stale_checkpoint_not_applicable_where_no_checkpoint_files_exist() -> None:
+    assert KafkaStreamsApp("4.1.2").not_applicable == {}
+    reason = KafkaStreamsApp("4.3.1").not_applicable["stale-checkpoint"]
+    assert "KIP-1035" in reason
+
+
 @pytest.mark.slow
 def test_app_builds_once_per_version_and_sources() -> None:
     first = build(default_version())
@@ -101,6 +115,7 @@ def test_pod_command_runs_the_app_with_the_pod_flags() -> None:
 @pytest.mark.kafka
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.timeout(RUN_TIMEOUT_S)
 def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path) -> None:
     done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "none", "--pods", "1",
                   "--time-limit", "20", "--streams-config", CONTROL)
@@ -115,6 +130,7 @@ def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path) -> Non
 @pytest.mark.kafka
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.timeout(RUN_TIMEOUT_S)
 def test_kill_run_is_judged(tmp_path: Path) -> None:
     done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "kill", "--seed", "1",
                   "--time-limit", "25")

@@ -117,3 +117,15 @@ def test_help_is_not_an_error(cwd: Path) -> None:
     result = kchaos("run", "--help", cwd=cwd)
     assert result.returncode == 0 and "--bootstrap" in result.stdout
     assert os.listdir(cwd) == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--restart", "sometimes"], "--restart"),
+    (["--profile", "broker"], "--brokers 3"),
+])
+def test_bad_restart_policy_and_broker_profile_on_one_broker_exit_254(
+    tmp_path: Path, cwd: Path, args: list[str], says: str
+) -> None:
+    result = kchaos("--results-dir", str(tmp_path / "r"), "run", *args, cwd=cwd)
+    assert_bad_input(result, says)
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())

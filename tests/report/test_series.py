@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.report.charts import timeline_figure
 from harness.report.series import build_timeline, fault_bands, partition_of
 
 S = 10**9
@@ -60,6 +61,24 @@ def test_plan_is_the_fallback_for_bands() -> None:
 
 def test_nothing_to_plot() -> None:
     assert build_timeline([{"f": "send"}], {"pod-0": []}, {}) is None
+
+
+def test_pod_exits_and_restarts_are_on_the_timeline_with_their_cause() -> None:
+    ops = [
+        _ack(0, 0, 0),
+        {"process": "harness", "type": "info", "f": "pod-exited", "time_ns": 2_000_000_000,
+         "value": {"target": "pod-1", "cause": "nemesis-kill", "signal": "SIGKILL"}},
+        {"process": "harness", "type": "info", "f": "pod-restarted", "time_ns": 3_000_000_000,
+         "value": {"target": "pod-1", "restarts": 1, "backoff_s": 1.0}},
+        _ack(5, 0, 1),
+    ]
+    tl = build_timeline(ops, {}, {})
+    assert tl is not None
+    assert [(e.target, e.what, e.at_s) for e in tl.pod_events] == [
+        ("pod-1", "pod-exited", 2.0), ("pod-1", "pod-restarted", 3.0)]
+    assert tl.pod_events[0].text == "cause nemesis-kill, signal SIGKILL"
+    fig = timeline_figure(tl, ["pod-0", "pod-1"])
+    assert {t.name for t in fig.data} >= {"exited", "restarted"}
 
 
 def test_commit_keys_int_refuses_are_not_partitions() -> None:

@@ -22,7 +22,13 @@ from workloads.worker.trace import Tracer
 
 log = logging.getLogger(__name__)
 MAIN = "main"
-STALL_S = 120.0
+# A stream thread's loop that has not turned for this long is stuck in a client call (a
+# poll that never finds its coordinator again): the process exits and its restart policy
+# brings it back. Bounded calls (clients.py) give up well before.
+STALL_S = 45.0
+# Exit code when the watchdog finds a stalled stream thread; the harness's supervisor
+# (harness/platforms/supervised.py) reads it as cause "watchdog".
+WATCHDOG_EXIT = 3
 
 
 class StreamsApp:
@@ -93,7 +99,7 @@ class StreamsApp:
             self._wake.wait(0.5)
             self._wake.clear()
             if self._stalled():
-                return 1
+                return WATCHDOG_EXIT
         err = self.failed()
         if err is not None:
             self.tracer.emit(MAIN, "fatal", error=f"{type(err).__name__}: {err}")
@@ -109,7 +115,7 @@ class StreamsApp:
     def _stalled(self) -> bool:
         """A stream thread whose loop stopped turning (a hang in a client library) must not
         pass for a slow one: dump every stack to the log and die, visibly."""
-        limit = max(STALL_S, 6 * self.cfg.session_timeout_ms / 1000)
+        limit = max(STALL_S, 3 * self.cfg.session_timeout_ms / 1000)
         now = time.monotonic()
         for t in self.threads:
             if t.is_alive() and t.state != "CREATED" and now - t.last_loop > limit:

@@ -105,6 +105,12 @@ class StreamTask:
 
     # -- processing ------------------------------------------------------------------
 
+    def memtable_switches(self) -> list[str]:
+        """The stores whose memtable filled up and started a background flush since the
+        last call (traced as `memtable-flush`: the evidence of persisted writes)."""
+        return [name for name, kv in self.sm.stores.items()
+                if kv.is_open and kv.memtable_switched()]
+
     def _get(self, store: str, key: str) -> str | None:
         return self.sm.stores[store].get(key)
 
@@ -156,6 +162,9 @@ class StreamTask:
             # KAFKA-10362: the suspend checkpoint is not valid once the task writes again.
             self.sm.delete_checkpoint("resume")
         self.state = RUNNING
+        # Traced like a restored task's start: a checkpoint left behind on resume is then
+        # seen by stale-checkpoint (a file present at task-running).
+        self.tracer.emit(self.thread, "task-running", task=self.task, resumed=True)
 
     def close(self, reader: ChangelogReader, clean: bool) -> None:
         if self.state == CLOSED:

@@ -3,9 +3,9 @@
 zombie), its changelog reader and its tasks. One loop iteration is Kafka Streams' runOnce:
 poll, apply an assignment, initialise/restore tasks, process, maybe commit.
 
-kafka-python runs rebalance listeners on the consumer's IO thread while `poll()` blocks the
-stream thread, so the listener may use the producer and the stores but not the consumer's
-blocking API; the at-least-once commit on revocation awaits the coordinator's coroutine.
+The clients and their bounded transactional calls are in `clients.py`, the rebalance
+listener in `thread_listener.py`, the tasks in `thread_tasks.py`; the process watchdog that
+ends a stalled thread is in `app.py`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 import kafka.errors as Errors
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+from kafka import TopicPartition
 from kafka.structs import ConsumerGroupMetadata, MemberState, OffsetAndMetadata
 
 from workloads.ledger.contract import task_id
-from workloads.worker import bugs
+from workloads.worker import bugs, clients
 from workloads.worker.assignor import StreamsAssignor, Subscription
 from workloads.worker.collector import RecordCollector
 from workloads.worker.config import WorkerConfig
@@ -30,33 +28,20 @@ from workloads.worker.control import ControlFile
 from workloads.worker.restore import ChangelogReader
 from workloads.worker.statedir import StateDirectory
 from workloads.worker.task_active import StreamTask
+from workloads.worker.thread_listener import StreamThreadListener
 from workloads.worker.thread_tasks import TaskManager
 from workloads.worker.trace import Tracer
 
 log = logging.getLogger(__name__)
 
 MAX_QUEUE = 2000  # records buffered per task before its partition is paused
-# Another live incarnation of this pod owns our ids: this process is the zombie.
-FATAL = (Errors.ProducerFencedError, Errors.FencedInstanceIdError)
+# A consumer whose coordinator stays unknown this long is replaced (kafka-python 3.0.12
+# does not always find a coordinator again after a broker crash).
+NO_COORDINATOR_S = 15.0
 
 
-class _Listener(AsyncConsumerRebalanceListener):
-    def __init__(self, thread: StreamThread) -> None:
-        self.t = thread
-
-    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        offsets = self.t.prepare_revocation()
-        if offsets:  # at-least-once: commit the consumed offsets before the group moves on
-            # private: kafka-python offers no public commit that may be awaited in a listener
-            coordinator = self.t.consumer._coordinator  # type: ignore[attr-defined]
-            await coordinator._commit_offsets_sync_async(offsets)
-        self.t.finish_revocation()
-
-    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        self.t.on_assigned(assigned)
-
-    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
-        self.t.on_lost()
+class Fenced(RuntimeError):
+    """Another live incarnation of this pod owns our ids: this process is the zombie."""
 
 
 class StreamThread(threading.Thread):
@@ -88,6 +73,8 @@ class StreamThread(threading.Thread):
         self._group_meta: ConsumerGroupMetadata | None = None
         self.last_loop = time.monotonic()  # the client's watchdog reads it
         self._unhealthy_since: float | None = None
+        self._no_coordinator_since: float | None = None
+        self._last_zombie_check = 0.0
         self._fatal: BaseException | None = None
 
     # -- setup -----------------------------------------------------------------------
@@ -100,51 +87,11 @@ class StreamThread(threading.Thread):
             self.tname,
         )
         self.assignor = StreamsAssignor(cfg.input_topic, cfg.standbys, self._describe)
-        self.producer = self._new_producer()
+        self.producer = clients.new_producer(cfg, self.tname)
         self.collector = RecordCollector(self.producer)
-        self.consumer = self._new_consumer()
-
-    def _new_consumer(self) -> KafkaConsumer:
-        cfg = self.cfg
-        consumer = KafkaConsumer(
-            bootstrap_servers=cfg.bootstrap,
-            client_id=f"{cfg.instance_id}-{self.tname}-consumer",
-            group_id=cfg.application_id,
-            group_instance_id=f"{cfg.instance_id}-{self.tname}",
-            enable_auto_commit=False,
-            isolation_level="read_committed" if cfg.eos else "read_uncommitted",
-            auto_offset_reset="earliest",
-            # kafka-python takes assignor instances too; its stub lists classes only
-            partition_assignment_strategy=[self.assignor],  # type: ignore[list-item]
-            session_timeout_ms=cfg.session_timeout_ms,
-            heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
-            max_poll_records=500,
+        self.consumer = clients.new_consumer(
+            cfg, self.tname, self.assignor, StreamThreadListener(self)
         )
-        # Know the input topic before the first join: otherwise the leader assigns nothing
-        # and an immediate second rebalance follows.
-        consumer.partitions_for_topic(cfg.input_topic)
-        # the 3.0.11 stub lacks AsyncConsumerRebalanceListener, which 3.0.12 accepts
-        consumer.subscribe([cfg.input_topic], listener=_Listener(self))  # type: ignore[arg-type]
-        return consumer
-
-    def _new_producer(self) -> KafkaProducer:
-        cfg = self.cfg
-        common: dict[str, Any] = dict(
-            bootstrap_servers=cfg.bootstrap,
-            client_id=f"{cfg.instance_id}-{self.tname}-producer",
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=5,
-        )
-        if not cfg.eos:
-            return KafkaProducer(**common)
-        p = KafkaProducer(
-            transactional_id=f"{cfg.application_id}-{cfg.instance_id}-{self.tname}",
-            transaction_timeout_ms=cfg.transaction_timeout_ms,
-            **common,
-        )
-        p.init_transactions()  # fences the previous incarnation, aborts its open txn
-        return p
 
     def _describe(self) -> Subscription:
         return Subscription(
@@ -203,7 +150,9 @@ class StreamThread(threading.Thread):
 
     def _run_once(self) -> None:
         if self._fatal is not None:
-            raise RuntimeError(f"fenced by a newer incarnation of this pod: {self._fatal}")
+            raise Fenced(f"fenced by a newer incarnation of this pod: {self._fatal}")
+        if self._heartbeat_fenced():
+            raise Fenced("fenced by a newer incarnation of this pod: heartbeat stopped")
         busy = self.tm.restoring() or self.reader.has_work()
         timeout = 0 if busy else 50
         if not self._group_healthy():
@@ -238,10 +187,16 @@ class StreamThread(threading.Thread):
             if (time.monotonic() - self._last_commit) * 1000 >= self.cfg.commit_interval_ms:
                 self._commit()
                 self.tm.checkpoint_standbys()
-        except FATAL as e:
-            raise RuntimeError(f"fenced by a newer incarnation of this pod: {e}") from e
         except Errors.KafkaError as e:
-            self._task_migrated(e)
+            fenced = clients.fencing_error(e)
+            if fenced is None:
+                self._task_migrated(e)
+            # A ProducerFenced (the transaction coordinator moved, an epoch was bumped) is
+            # Kafka Streams' TaskMigrated, unless a newer process owns this instance id.
+            elif isinstance(fenced, Errors.FencedInstanceIdError) or self._zombie():
+                raise Fenced(f"fenced by a newer incarnation of this pod: {fenced}") from e
+            else:
+                self._task_migrated(fenced, renew_producer=True)
         if (
             self._assigned_once and self._pending is None and self.state != "RUNNING"
             and self.tm.all_ready()
@@ -249,27 +204,63 @@ class StreamThread(threading.Thread):
             self._set_state("RUNNING")
 
     def _group_healthy(self) -> bool:
-        """Stable member with a known coordinator; after a long unhealthy spell the consumer
-        is replaced (a backstop for client hangs: tasks close dirty, the group reassigns)."""
+        """Stable member with a known coordinator. A consumer that has not found its
+        coordinator for NO_COORDINATOR_S (broker crash), or is unstable for longer than a
+        few session timeouts (a client hang), is replaced: tasks close dirty, it rejoins."""
         meta = self._group_meta
-        healthy = (
-            meta is not None and meta.state == MemberState.STABLE
-            # private: the consumer exposes no public "coordinator known" (see the listener)
-            and not self.consumer._coordinator.coordinator_unknown()  # type: ignore[attr-defined]
-        )
+        coordinator_known = not self.consumer._coordinator.coordinator_unknown()  # type: ignore[attr-defined]
+        healthy = meta is not None and meta.state == MemberState.STABLE and coordinator_known
         now = time.monotonic()
-        if healthy or self._unhealthy_since is None:
-            self._unhealthy_since = None if healthy else now
-            return healthy
+        if healthy:
+            self._unhealthy_since = self._no_coordinator_since = None
+            return True
+        self._unhealthy_since = self._unhealthy_since or now
+        self._no_coordinator_since = (
+            None if coordinator_known else self._no_coordinator_since or now
+        )
         limit = max(30.0, 3 * self.cfg.session_timeout_ms / 1000)
         if now - self._unhealthy_since > limit:
-            log.warning("%s: not a stable group member for %.0f s; new consumer", self.tname, limit)
-            self._close_dirty()
-            self.consumer.close(autocommit=False)
-            self._pending, self._assigned_once, self._unhealthy_since = None, False, None
-            self.consumer = self._new_consumer()
-            self._set_state("STARTING")
+            self._replace_consumer(f"not a stable group member for {limit:.0f} s")
+        elif (self._no_coordinator_since is not None
+              and now - self._no_coordinator_since > NO_COORDINATOR_S):
+            self._replace_consumer(f"no group coordinator for {NO_COORDINATOR_S:.0f} s")
         return False
+
+    def _replace_consumer(self, reason: str) -> None:
+        log.warning("%s: %s; new consumer", self.tname, reason)
+        self.tracer.emit(self.tname, "consumer-replaced", reason=reason)
+        self._close_dirty()
+        self.consumer.close(autocommit=False)
+        self._pending, self._assigned_once = None, False
+        self._unhealthy_since = self._no_coordinator_since = None
+        self.consumer = clients.new_consumer(
+            self.cfg, self.tname, self.assignor, StreamThreadListener(self)
+        )
+        self._set_state("STARTING")
+
+    def _heartbeat_fenced(self) -> bool:
+        """kafka-python's heartbeat thread swallows FencedInstanceId (it only stops
+        heartbeating): a stable member that no longer heartbeats asks the group, at most
+        every few seconds, whether a newer process holds its instance id."""
+        meta = self._group_meta
+        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
+        if (meta is None or meta.state != MemberState.STABLE
+                or getattr(coordinator, "_heartbeat_enabled", True)):
+            return False
+        now = time.monotonic()
+        if now - self._last_zombie_check < 5.0:
+            return False
+        self._last_zombie_check = now
+        return self._zombie()
+
+    def _zombie(self) -> bool:
+        """Does a newer process hold this thread's static instance id?"""
+        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
+        generation = getattr(coordinator, "_generation", None)
+        member_id = getattr(generation, "member_id", None)
+        return clients.newer_incarnation(
+            self.cfg, f"{self.cfg.instance_id}-{self.tname}", member_id
+        )
 
     def _apply_assignment(self) -> None:
         assigned, self._pending = self._pending or set(), None
@@ -290,6 +281,9 @@ class StreamThread(threading.Thread):
                     self._in_txn = True
                     self.tracer.emit(self.tname, "txn-begin")
                 task.process_one(self.collector)
+            for store in task.memtable_switches():
+                self.tracer.emit(self.tname, "memtable-flush", task=task.task, store=store,
+                                 in_txn=self._in_txn)
             paused = task.input_tp in self.consumer.paused()
             if len(task.queue) > MAX_QUEUE and not paused:
                 self.consumer.pause(task.input_tp)
@@ -332,9 +326,9 @@ class StreamThread(threading.Thread):
                 meta = self._group_meta if in_listener else self.consumer.group_metadata()
                 if meta is None:
                     raise RuntimeError("no group metadata: the consumer has not joined")
-                self.producer.send_offsets_to_transaction(offsets, meta)
+                clients.send_offsets_to_transaction(self.producer, offsets, meta)
             records = self.collector.count
-            self.producer.commit_transaction()
+            clients.commit_transaction(self.producer)
             self._in_txn = False
             changelog = self.collector.take_offsets()
             self.tracer.emit(
@@ -354,13 +348,14 @@ class StreamThread(threading.Thread):
             t.sm.checkpoint("commit")  # at-least-once: after the commit, stores flushed first
         return offsets if in_listener else {}
 
-    def _task_migrated(self, error: Exception) -> None:
-        """A commit failed (fenced generation, timeout, abortable error): Kafka Streams'
-        TaskMigratedException. Close the tasks dirty, rewind the consumer to the committed
-        offsets and recreate the tasks (EOS: wipe and restore, since no checkpoint)."""
+    def _task_migrated(self, error: Exception, renew_producer: bool = False) -> None:
+        """A commit failed (fenced generation or producer, timeout, abortable error): Kafka
+        Streams' TaskMigratedException. Close the tasks dirty, rewind the consumer to the
+        committed offsets and recreate the tasks (EOS: wipe and restore, no checkpoint)."""
         log.warning("%s: commit failed (%s: %s); tasks closed dirty", self.tname,
                     type(error).__name__, error)
-        self._close_dirty()
+        self.tracer.emit(self.tname, "task-migrated", error=type(error).__name__)
+        self._close_dirty(renew_producer)
         assigned = set(self.consumer.assignment())
         for tp in assigned:
             committed = self.consumer.committed(tp)
@@ -372,20 +367,27 @@ class StreamThread(threading.Thread):
             self.consumer.pause(*assigned)
         self._pending = assigned
 
-    def _close_dirty(self) -> None:
-        """Task migrated / fenced / lost: abort, close without checkpoints."""
-        if self._in_txn:
+    def _close_dirty(self, renew_producer: bool = False) -> None:
+        """Task migrated / fenced / lost: abort, close without checkpoints. A producer that
+        cannot abort (fenced, timed out) is replaced: the new one, same transactional id,
+        aborts the open transaction when it initialises."""
+        if self._in_txn and not renew_producer:
             try:
-                self.producer.abort_transaction()
+                clients.abort_transaction(self.producer)
                 self.tracer.emit(self.tname, "txn-abort")
-            except FATAL as e:  # never fence the live incarnation back: die instead
-                self._fatal = e
-            except Errors.KafkaError:
-                # A fenced producer cannot abort: a new one (same id) aborts for us.
-                self.producer.close(timeout=5)
-                self.producer = self._new_producer()
-                self.collector = RecordCollector(self.producer)
-            self._in_txn = False
+            except Errors.KafkaError as e:
+                fenced = clients.fencing_error(e)
+                if fenced is not None and (
+                    isinstance(fenced, Errors.FencedInstanceIdError) or self._zombie()
+                ):
+                    self._fatal = fenced  # never fence the live incarnation back: die instead
+                else:
+                    renew_producer = True
+        if renew_producer and self.cfg.eos and self._fatal is None:
+            self.producer.close(timeout=5)
+            self.producer = clients.new_producer(self.cfg, self.tname)
+            self.collector = RecordCollector(self.producer)
+        self._in_txn = False
         self.collector.discard()
         self.tm.close_all(clean=False)
 

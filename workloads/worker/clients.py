@@ -1,0 +1,130 @@
+"""A stream thread's Kafka clients: how they are built, the transactional calls with a
+bound, and the membership check that tells a fenced producer from a zombie pod.
+
+kafka-python 3.0.12's `commit_transaction`, `abort_transaction` and
+`send_offsets_to_transaction` wait without a timeout; after a broker crash moves a
+coordinator they can wait forever. The bounded versions drive the same transaction-manager
+calls and give up after `timeout_ms` (Kafka Streams bounds them with max.block.ms).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import kafka.errors as Errors
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
+
+from workloads.worker.config import WorkerConfig
+
+log = logging.getLogger(__name__)
+
+TXN_TIMEOUT_MS = 15_000  # a commit, abort or offsets hand-over slower than this: migrated
+MEMBERSHIP_TIMEOUT_MS = 5_000
+
+
+def new_consumer(
+    cfg: WorkerConfig, tname: str, assignor: Any, listener: Any
+) -> KafkaConsumer:
+    consumer = KafkaConsumer(
+        bootstrap_servers=cfg.bootstrap,
+        client_id=f"{cfg.instance_id}-{tname}-consumer",
+        group_id=cfg.application_id,
+        group_instance_id=f"{cfg.instance_id}-{tname}",
+        enable_auto_commit=False,
+        isolation_level="read_committed" if cfg.eos else "read_uncommitted",
+        auto_offset_reset="earliest",
+        # kafka-python takes assignor instances too; its stub lists classes only
+        partition_assignment_strategy=[assignor],
+        session_timeout_ms=cfg.session_timeout_ms,
+        heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
+        max_poll_records=500,
+    )
+    # Know the input topic before the first join: otherwise the leader assigns nothing
+    # and an immediate second rebalance follows.
+    consumer.partitions_for_topic(cfg.input_topic)
+    # the 3.0.11 stub lacks AsyncConsumerRebalanceListener, which 3.0.12 accepts
+    consumer.subscribe([cfg.input_topic], listener=listener)
+    return consumer
+
+
+def new_producer(cfg: WorkerConfig, tname: str) -> KafkaProducer:
+    common: dict[str, Any] = dict(
+        bootstrap_servers=cfg.bootstrap,
+        client_id=f"{cfg.instance_id}-{tname}-producer",
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=5,
+    )
+    if not cfg.eos:
+        return KafkaProducer(**common)
+    p = KafkaProducer(
+        transactional_id=f"{cfg.application_id}-{cfg.instance_id}-{tname}",
+        transaction_timeout_ms=cfg.transaction_timeout_ms,
+        **common,
+    )
+    p.init_transactions()  # fences the previous incarnation, aborts its open txn
+    return p
+
+
+def _bounded(producer: KafkaProducer, begin: Callable[[Any], Any], what: str,
+             timeout_ms: int) -> None:
+    # private: the public calls wait without a bound (see the module doc)
+    result = begin(producer._transaction_manager)  # type: ignore[attr-defined]
+    producer._sender.wakeup()  # type: ignore[attr-defined]
+    if not result.wait(timeout_ms=timeout_ms):  # raises the call's error if it failed
+        raise Errors.KafkaTimeoutError(f"{what} not done after {timeout_ms} ms")
+
+
+def commit_transaction(producer: KafkaProducer, timeout_ms: int = TXN_TIMEOUT_MS) -> None:
+    _bounded(producer, lambda tm: tm.begin_commit(), "commit_transaction", timeout_ms)
+
+
+def abort_transaction(producer: KafkaProducer, timeout_ms: int = TXN_TIMEOUT_MS) -> None:
+    _bounded(producer, lambda tm: tm.begin_abort(), "abort_transaction", timeout_ms)
+
+
+def send_offsets_to_transaction(
+    producer: KafkaProducer, offsets: dict[TopicPartition, OffsetAndMetadata],
+    meta: ConsumerGroupMetadata, timeout_ms: int = TXN_TIMEOUT_MS,
+) -> None:
+    _bounded(producer, lambda tm: tm.send_offsets_to_transaction(offsets, meta),
+             "send_offsets_to_transaction", timeout_ms)
+
+
+def fencing_error(error: BaseException) -> Errors.KafkaError | None:
+    """The ProducerFenced / FencedInstanceId inside an error, if any: kafka-python wraps the
+    fatal error of an earlier request into a plain KafkaError raised by the next call."""
+    fenced = (Errors.ProducerFencedError, Errors.FencedInstanceIdError)
+    for candidate in (error, *getattr(error, "args", ()), error.__cause__):
+        if isinstance(candidate, fenced):
+            return candidate
+    return None
+
+
+def newer_incarnation(cfg: WorkerConfig, instance_id: str, member_id: str | None) -> bool:
+    """After a ProducerFenced: is another live member of the group using this thread's
+    static instance id (this process is a zombie: fatal), or not (the transaction
+    coordinator moved or the group rebalanced: task migrated)? When the group cannot be
+    described, the answer is no, as Kafka Streams treats ProducerFenced as task migrated."""
+    admin = None
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=cfg.bootstrap, client_id=f"{instance_id}-membership",
+            request_timeout_ms=MEMBERSHIP_TIMEOUT_MS,
+        )
+        group = admin.describe_groups([cfg.application_id]).get(cfg.application_id, {})
+        members = group.get("members") or []
+    except Exception as e:  # a broker down, a coordinator moving: cannot tell
+        log.warning("membership check failed (%s: %s); assuming task migrated",
+                    type(e).__name__, e)
+        return False
+    finally:
+        if admin is not None:
+            admin.close()
+    return any(
+        m.get("group_instance_id") == instance_id and m.get("member_id") != member_id
+        for m in members
+    )
