@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from faults.plan import plan
-from harness.run.command import load_run
+from harness.run.command import read_config_and_plan
 from harness.run.config import RunConfig
 
 
@@ -30,5 +30,5 @@ def _stored_run(tmp_path: Path, master: str | None) -> Path:
 def test_repro_forgets_only_a_shared_connect_server(
     tmp_path: Path, stored: str | None, replayed: str | None
 ) -> None:
-    config, _ = load_run(_stored_run(tmp_path, stored))
+    config, _ = read_config_and_plan(_stored_run(tmp_path, stored))
     assert config.spark_master == replayed
