@@ -1,4 +1,5 @@
-"""The fault kinds of DESIGN.md §5: each applies to its target and heals.
+"""The fault kinds: each applies to its target and heals (docs/architecture.md: adding a
+fault kind).
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
 calls, the run's network); the only help they take from the worker is the control file's
@@ -8,12 +9,12 @@ checkpoint delay.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from common.files import write_atomically
 from faults.model import Step
 from faults.platform import Platform
 
@@ -70,9 +71,7 @@ def write_control(path: Path, **settings: Any) -> None:
             current = {}
     current.update(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(current))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(current))
 
 
 def read_global_checkpoint(volume: Path, application_id: str) -> int | None:

@@ -48,7 +48,14 @@ def open_platform(
     platform = LocalPlatform(
         run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes
     )
-    return Placement(platform, cluster, bootstrap, platform.teardown)
+    def teardown() -> None:
+        try:
+            platform.teardown()  # the pods first: they talk to the brokers
+        finally:
+            if cluster is not None:
+                cluster.stop()  # all brokers at once: a lone survivor waits out its grace
+
+    return Placement(platform, cluster, bootstrap, teardown)
 
 
 def require_platform(name: str, sut: str = "python", faults: Iterable[str] = ()) -> None:

@@ -95,7 +95,7 @@ def run(explicit: dict[str, Any], results_dir: Path) -> int:
     return execute(config, results_dir).exit_code
 
 
-def load_run(run_dir: Path) -> tuple[RunConfig, Plan]:
+def read_config_and_plan(run_dir: Path) -> tuple[RunConfig, Plan]:
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir} is not a folder: pass a run folder under results/")
     info = read_json(run_dir / "run.json")
@@ -114,7 +114,7 @@ def repro(run_dir: Path, times: int, results_dir: Path | None) -> int:
     """Replay a run's config and plan `times` times; how often each anomaly came back."""
     if times < 1:
         raise UsageError("--times must be at least 1")
-    config, plan = load_run(run_dir)
+    config, plan = read_config_and_plan(run_dir)
     require_tools(config)
     original = _anomalies(run_dir)
     where = results_dir or run_dir.parent
