@@ -8,7 +8,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kchaos-installed
 
-.PHONY: setup jars browser test test-fast lint typecheck run bench clean
+.PHONY: setup jars browser test test-fast lint typecheck run bench clean engine-up engine-down \
+	images
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,3 +47,15 @@ bench: setup
 
 clean:
 	$(BIN)/kchaos clean
+
+# Docker (`--platform docker`, docker-compose.yml): an engine (the one that answers, or a
+# dockerd started here as root: scripts/docker-engine.sh), then the base, broker and
+# worker images built locally. `engine-down` stops only a dockerd `engine-up` started.
+engine-up:
+	bash scripts/docker-engine.sh up
+
+engine-down:
+	bash scripts/docker-engine.sh down
+
+images: setup engine-up
+	$(BIN)/python -m harness.platforms.docker_images

@@ -1,5 +1,5 @@
-"""Checker throughput on synthetic ledger histories (DESIGN.md section 8: 10M events in
-under 2 minutes on 2 cores).
+"""Checker throughput on synthetic ledger histories (the target: 10M events in under 2
+minutes on 2 cores).
 
 For each size: generate a valid history with Spark (8 partitions, 1 account per 100
 events, 5% re-sent events, account version bumps, changelogs of both stores, a clean

@@ -1,11 +1,14 @@
 """Where a run's time goes, and how long recovery takes after each fault kind.
 
     .venv/bin/python bench/bench_faults.py [--kinds kill,stop,...] [--default-run]
+                                           [--platforms local,docker]
 
 For each fault kind: one short run on the fixed worker (a 3-broker cluster for the broker
 faults) whose plan is that single fault at t=6 s; printed are the time from the fault's
 end (heal) until every pod is RUNNING again, and the drain time (committed offsets reach
 the input's end) after the load stops.
+With --platforms local,docker: each kind on each platform, side by side in one table (a
+kind a platform cannot apply, partition on local, is shown as n/a).
 With --default-run: the default 60 s run (profile `all`), phase by phase.
 """
 
@@ -22,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from faults.model import Plan, Step, Trigger
+from harness.platforms import UNSUPPORTED_FAULTS
 from harness.run.config import resolve
 from harness.run.lifecycle import Run
 
@@ -37,6 +41,7 @@ SINGLE_FAULTS: dict[str, Step] = {
     "truncate-global": Step(0, "truncate-global", "pod-0", Trigger(6.0)),
     "kill-broker": Step(0, "kill-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
     "stop-broker": Step(0, "stop-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
+    "partition": Step(0, "partition", "pod-0", Trigger(6.0), heal_after_s=6.0),
 }
 BROKER_FAULTS = ("kill-broker", "stop-broker")  # these need a 3-node cluster
 console = Console()
@@ -60,9 +65,10 @@ def recovery_seconds(run_dir: Path) -> float | None:
     return round((max(running) - healed) / 1e9, 2) if running else None
 
 
-def one(kind: str, step: Step, root: Path) -> dict[str, Any]:
+def one(kind: str, step: Step, root: Path, platform: str = "local") -> dict[str, Any]:
     brokers = 3 if kind in BROKER_FAULTS else 1
-    config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7, "brokers": brokers})
+    config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7, "brokers": brokers,
+                      "platform": platform})
     outcome = Run(config, root, Plan(7, f"bench-{kind}", (step,))).execute()
     info = json.loads((outcome.run_dir / "run.json").read_text())
     return {"kind": kind, "verdict": outcome.verdict,
@@ -74,6 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", default=",".join(SINGLE_FAULTS))
     parser.add_argument("--default-run", action="store_true")
+    parser.add_argument("--platforms", default="local")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kchaos-bench-faults-"))
     console.print(f"kchaos fault bench: run folders under {root}")
@@ -90,15 +97,19 @@ def main() -> None:
         console.print(table)
         console.print(f"verdict: {outcome.verdict}")
     table = Table(title="recovery after one fault (1 pod of 2 hit, 2 threads, 100 events/s)")
-    for column in ("fault", "verdict", "heal -> all RUNNING (s)", "drain after load (s)",
-                   "setup (s)"):
+    for column in ("fault", "platform", "verdict", "heal -> all RUNNING (s)",
+                   "drain after load (s)", "setup (s)"):
         table.add_column(column)
     for kind in args.kinds.split(","):
-        row = one(kind, SINGLE_FAULTS[kind], root)
-        recovery = "-" if row["recovery_s"] is None else str(row["recovery_s"])
-        table.add_row(kind, str(row["verdict"]), recovery, str(row["drain_s"]),
-                      str(row["timings"].get("setup_s")))
-        console.print(f"{kind}: {row}")
+        for platform in args.platforms.split(","):
+            if kind in UNSUPPORTED_FAULTS.get(platform, set()):
+                table.add_row(kind, platform, "n/a", "n/a", "n/a", "n/a")
+                continue
+            row = one(kind, SINGLE_FAULTS[kind], root, platform)
+            recovery = "-" if row["recovery_s"] is None else str(row["recovery_s"])
+            table.add_row(kind, platform, str(row["verdict"]), recovery, str(row["drain_s"]),
+                          str(row["timings"].get("setup_s")))
+            console.print(f"{kind} on {platform}: {row}")
     console.print(table)
     console.print("-: no pod went RUNNING after the heal (none left RUNNING, or none came back)")
 

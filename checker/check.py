@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.checks import CHECKS, Check
+from checker.coverage import coverage_section
 from checker.frames import Frames, load_frames
 from checker.meta import Meta, load_meta
 from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
@@ -138,9 +139,12 @@ def check_history(
 def check_run(
     run_dir: Path, spark_master: str | None = None, *, spark: Any = None
 ) -> dict[str, Any]:
-    """Judge `run_dir/history/`, write `run_dir/results.json`, return its content."""
+    """Judge `run_dir/history/`, add the run's fault coverage, write
+    `run_dir/results.json`, return its content."""
     run_dir = Path(run_dir)
     doc = check_history(run_dir / "history", spark_master, spark=spark)
+    # Which dangerous moments the run created (issue 17): traces and nemesis ops only.
+    doc["coverage"] = coverage_section(run_dir)
     tmp = run_dir / (RESULTS_FILE + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=False, default=str) + "\n")
     tmp.replace(run_dir / RESULTS_FILE)

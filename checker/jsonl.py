@@ -13,20 +13,12 @@ from typing import Any
 
 from checker.parquet_sink import ParquetSink
 from checker.schema import OPS, TRACES
+from common.files import jsonl_objects
 
 
 def _lines(path: Path) -> Iterator[tuple[str, dict[str, Any] | None]]:
-    with path.open("r", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                yield line, None
-                continue
-            yield line, obj if isinstance(obj, dict) else None
+    for _, line, obj in jsonl_objects(path):
+        yield line.strip(), obj
 
 
 def _int(value: Any) -> int | None:

@@ -1,7 +1,7 @@
 """The ledger's committed history as one row per event: what every event-level and
 balance check reads.
 
-Definitions (DESIGN.md section 6, issue 5):
+Definitions (the checks in docs/architecture.md; issue 5):
 - committed input: input records below the group's committed offset of their partition
   (no commit for a partition: nothing of it is committed);
 - committed output: outputs whose input position (in_partition, in_offset) is committed;

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from common.files import write_atomically
+
 LOG4J2 = """\
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
@@ -37,9 +39,7 @@ DEFAULT_SHUFFLE_PARTITIONS = 16
 def _log_config() -> Path:
     path = Path(tempfile.gettempdir()) / "kchaos-checker-log4j2.properties"
     if not path.exists() or path.read_text() != LOG4J2:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(LOG4J2)
-        tmp.replace(path)
+        write_atomically(path, LOG4J2)
     return path
 
 

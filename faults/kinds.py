@@ -1,18 +1,20 @@
-"""The fault kinds of DESIGN.md §5: each applies to its target and heals.
+"""The fault kinds: each applies to its target and heals (docs/architecture.md: adding a
+fault kind).
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
-calls); the only help they take from the worker is the control file's checkpoint delay.
+calls, the run's network); the only help they take from the worker is the control file's
+checkpoint delay.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from common.files import write_atomically
 from faults.model import Step
 from faults.platform import Platform
 
@@ -21,6 +23,16 @@ class Brokers(Protocol):
     def stop_broker(self, node_id: int) -> None: ...
     def kill_broker(self, node_id: int) -> None: ...
     def restart_broker(self, node_id: int) -> None: ...
+
+
+class Network(Protocol):
+    """The run's network, where a platform has one a pod or broker can be cut off from."""
+
+    def disconnect(self, target: str) -> None:
+        """Cut `target` (pod-N or broker-N) off: it reaches nobody, nobody reaches it."""
+        ...
+
+    def reconnect(self, target: str) -> None: ...
 
 
 class GlobalTopic(Protocol):
@@ -39,6 +51,7 @@ class FaultContext:
     brokers: Brokers | None
     global_topic: GlobalTopic | None
     application_id: str
+    network: Network | None = None
 
 
 Details = dict[str, Any]
@@ -58,9 +71,7 @@ def write_control(path: Path, **settings: Any) -> None:
             current = {}
     current.update(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(current))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(current))
 
 
 def read_global_checkpoint(volume: Path, application_id: str) -> int | None:
@@ -183,6 +194,19 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
+def _partition(ctx: FaultContext, step: Step) -> Details:
+    if ctx.network is None:
+        raise RuntimeError("partition needs a platform with a network (--platform docker)")
+    ctx.network.disconnect(step.target)
+    return {}
+
+
+def _heal_partition(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.network is not None
+    ctx.network.reconnect(step.target)
+    return {}
+
+
 def _nothing(ctx: FaultContext, step: Step) -> Details:
     return {}
 
@@ -195,7 +219,7 @@ class FaultKind:
     name: str
     apply: Action
     heal: Action
-    targets: str  # "pod", "new-pod" or "broker"
+    targets: str  # "pod", "new-pod", "broker" or "pod-or-broker"
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
 
 
@@ -212,5 +236,6 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True),
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
+        FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
     )
 }

@@ -1,5 +1,8 @@
 """Executes a plan: waits for each step's trigger, applies it, heals it when due, and
-records every action as a history op (type `info`, like Jepsen's nemesis)."""
+records every action as a history op (type `info`, like Jepsen's nemesis).
+
+The schedule is `tick()`, one round over the clock it was given; a run's thread calls it
+every POLL_S on the real clock, a test calls it on a clock it moves by hand."""
 
 from __future__ import annotations
 
@@ -45,26 +48,35 @@ class StepOutcome:
 
 class Nemesis:
     def __init__(
-        self, plan: Plan, ctx: FaultContext, watcher: TraceWatcher, record: Record
+        self, plan: Plan, ctx: FaultContext, watcher: TraceWatcher, record: Record,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self.plan = plan
         self.ctx = ctx
         self.watcher = watcher
         self.record = record
         self.outcomes = [StepOutcome(step) for step in sorted(plan.steps, key=_order)]
+        self._monotonic = monotonic
+        self._wall_ns = wall_ns  # trace events carry wall-clock ns: conditions count from it
+        self._pending: list[StepOutcome] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_monotonic = 0.0
         self._start_ns = 0
-        self._lock = threading.Lock()
 
     # -- control from the run -------------------------------------------------------------
 
     def start(self) -> None:
-        self._start_monotonic = time.monotonic()
-        self._start_ns = time.time_ns()
+        self.begin()
         self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
         self._thread.start()
+
+    def begin(self) -> None:
+        """Time zero of the plan; `start` runs `tick` on a thread after it."""
+        self._start_monotonic = self._monotonic()
+        self._start_ns = self._wall_ns()
+        self._pending = list(self.outcomes)
 
     def stop_and_heal(self) -> None:
         """End of the load phase: no new faults; heal every fault still in force."""
@@ -88,7 +100,7 @@ class Nemesis:
                 outcome.status = "skipped"
 
     def elapsed(self) -> float:
-        return time.monotonic() - self._start_monotonic
+        return self._monotonic() - self._start_monotonic
 
     @property
     def applied(self) -> int:
@@ -97,14 +109,17 @@ class Nemesis:
     # -- the loop ------------------------------------------------------------------------
 
     def _run(self) -> None:
-        pending = list(self.outcomes)
-        while not self._stop.is_set() and (pending or self._due_heals(any_time=True)):
-            for outcome in self._due_heals(any_time=False):
-                self._heal(outcome)
-            if pending and self._triggered(pending[0]):
-                self._apply(pending.pop(0))
-                continue
+        while not self._stop.is_set() and self.tick():
             self._stop.wait(POLL_S)
+
+    def tick(self) -> bool:
+        """Heal what is due, apply the next steps whose triggers fire (in plan order: a
+        step waits for the one before it). False when nothing is left to do."""
+        for outcome in self._due_heals(any_time=False):
+            self._heal(outcome)
+        while self._pending and not self._stop.is_set() and self._triggered(self._pending[0]):
+            self._apply(self._pending.pop(0))
+        return bool(self._pending or self._due_heals(any_time=True))
 
     def _triggered(self, outcome: StepOutcome) -> bool:
         trigger = outcome.step.trigger

@@ -108,6 +108,16 @@ def _stop_broker(b: _Builder, at: float) -> None:
           heal_after_s=b.r(4, 8))
 
 
+def _partition_pod(b: _Builder, at: float) -> None:
+    """A pod cut off from everything, past its session timeout: fenced when it is back."""
+    b.add("partition", b.pod(), Trigger(at), heal_after_s=b.r(4, 12))
+
+
+def _partition_broker(b: _Builder, at: float) -> None:
+    b.add("partition", f"broker-{b.rng.randrange(b.brokers) + 1}", Trigger(at),
+          heal_after_s=b.r(4, 8))
+
+
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "none": (),  # no faults: the baseline a system under test must pass, and throughput
     "kill": (_kill, _kill_in_running, _pause),
@@ -115,6 +125,8 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "checkpoint": (_delay_checkpoint, _stop, _scale_out, _scale_in, _kill_in_running),
     "global": (_truncate_global,),
     "broker": (_kill_broker, _stop_broker),  # needs a 3-node cluster (--brokers 3)
+    # Needs a platform with a network (docker); a broker only out of three.
+    "partition": (_partition_pod,),
     "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
             _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
 }
@@ -126,6 +138,8 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         return {}
     if profile == "all" and b.brokers >= 3:
         mix += [_kill_broker, _stop_broker]
+    if profile == "partition" and b.brokers >= 3:
+        mix += [_partition_broker]
     if b.brokers < 3:  # one broker: killing it is no fault the worker could survive
         mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
         if not mix:

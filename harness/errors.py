@@ -1,4 +1,4 @@
-"""Errors the CLI turns into one line and an exit code (Jepsen's codes, DESIGN.md §2)."""
+"""Errors the CLI turns into one line and an exit code (Jepsen's codes; docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -11,12 +11,14 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import psutil
+
+from common.files import write_atomically
+from common.waiting import wait_until
 
 PIDS_FILE = "pids.json"
 
@@ -27,12 +29,6 @@ class ProcessRecord:
     pid: int
     create_time: float
     argv: tuple[str, ...]
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def is_same_process(record: ProcessRecord) -> bool:
@@ -56,9 +52,7 @@ def stop_process(record: ProcessRecord, grace_s: float = 10.0) -> None:
         os.kill(record.pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and is_same_process(record):
-        time.sleep(0.1)
+    wait_until(lambda: not is_same_process(record), grace_s, interval_s=0.1)
     kill_process(record)
 
 
@@ -158,7 +152,7 @@ class ProcessRegistry:
 
     def _save(self) -> None:
         payload = [asdict(r) for r in self._records.values()]
-        _write_atomically(self.path, json.dumps(payload, indent=1))
+        write_atomically(self.path, json.dumps(payload, indent=1))
 
 
 def load_records(path: Path) -> list[ProcessRecord]:
@@ -196,5 +190,5 @@ def clean(results_dir: Path) -> list[ProcessRecord]:
             else:
                 stop_process(record, grace_s=5.0)
             stopped.append(record)
-        _write_atomically(pids_file, "[]")
+        write_atomically(pids_file, "[]")
     return stopped

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from common.files import write_json_atomically
 from harness.errors import HarnessError, UsageError
 
 DEFAULT_RESULTS_DIR = Path("results")
@@ -39,9 +39,7 @@ def new_run_dir(results_dir: Path, label: str) -> Path:
 
 def write_json(path: Path, payload: Any) -> None:
     """Write atomically so a reader never sees half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True, default=str))
-    os.replace(tmp, path)
+    write_json_atomically(path, payload)
 
 
 def read_json(path: Path) -> Any:

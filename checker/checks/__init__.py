@@ -1,4 +1,4 @@
-"""The anomaly checks of DESIGN.md section 6, in report order.
+"""The anomaly checks, in report order (docs/architecture.md: adding a check).
 
 Each is a pure function `(spark, frames, meta) -> CheckResult` over the collected history.
 """

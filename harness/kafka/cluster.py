@@ -12,7 +12,6 @@ import base64
 import json
 import socket
 import subprocess
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
+from common.waiting import wait_until
 from harness.errors import HarnessError, UsageError
 from harness.kafka.jars import LOG4J_CONFIG, classpath, kafka_libs, kafka_version, require_java
 from harness.procs import ProcessRegistry
@@ -130,7 +130,8 @@ class KafkaCluster:
         for node in self.nodes:
             if node.node_id == node_id:
                 return node
-        raise UsageError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
+        # the plan is drawn for this cluster's size: a broker outside it is our bug (255)
+        raise HarnessError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -190,18 +191,21 @@ class KafkaCluster:
     def wait_ready(self, timeout_s: float, expected: set[int] | None = None) -> None:
         """Poll with an admin call until every expected broker is registered."""
         expected = expected if expected is not None else {n.node_id for n in self.nodes}
-        deadline = time.monotonic() + timeout_s
         last_error = "no answer"
-        while time.monotonic() < deadline:
+
+        def ready() -> bool:
+            nonlocal last_error
             self._check_alive()
             try:
                 brokers = describe_brokers(self.bootstrap)
-                if expected <= brokers:
-                    return
-                last_error = f"brokers registered: {sorted(brokers)}"
             except KafkaError as exc:
                 last_error = type(exc).__name__
-            time.sleep(0.3)
+                return False
+            last_error = f"brokers registered: {sorted(brokers)}"
+            return expected <= brokers
+
+        if wait_until(ready, timeout_s, interval_s=0.3):
+            return
         raise HarnessError(
             f"Kafka not ready after {timeout_s:.0f}s ({last_error}): see {self.run_dir / 'kafka'}"
         )

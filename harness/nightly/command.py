@@ -24,6 +24,7 @@ from harness.errors import (
 from harness.nightly.matrix import Cell, load_matrix
 from harness.nightly.supervise import ESTIMATE_FACTOR, Attempt, launch, run_matrix
 from harness.nightly.table import print_summary
+from harness.report.coverage import nightly_coverage
 from harness.report.expect import Judgement, LostRun, judge
 from harness.report.index import is_run_dir, render_index
 from harness.report.junit import JUNIT_FILE, write_junit, write_run_junit
@@ -111,6 +112,7 @@ def nightly(
 
     print_summary(attempts, summaries, skipped, verdict,
                   "interrupted" if done.interrupted is not None else "budget")
+    nightly_coverage([s.run_dir for s in summaries.values()], log_dir, out)
     out.print(f"index: {index}\njunit: {results_dir / NIGHTLY_JUNIT}", highlight=False)
     if done.interrupted is not None:
         out.print("[yellow]nightly interrupted[/]: the runs above finished; no verdict")

@@ -7,14 +7,19 @@ the harness uses, and a teardown for what it started.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from faults.kinds import Brokers
+from faults.kinds import Brokers, Network
 from faults.platform import Platform
+from harness.errors import UsageError
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodSettings, SystemUnderTest
+
+# Fault kinds a platform cannot apply (local processes share the host's network).
+UNSUPPORTED_FAULTS = {"local": {"partition"}, "docker": set()}
 
 
 @dataclass
@@ -23,6 +28,7 @@ class Placement:
     brokers: Brokers | None
     bootstrap: str
     teardown: Callable[[], None]
+    network: Network | None = None
 
 
 def open_platform(
@@ -42,15 +48,25 @@ def open_platform(
     platform = LocalPlatform(
         run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes
     )
-    return Placement(platform, cluster, bootstrap, platform.teardown)
+    def teardown() -> None:
+        try:
+            platform.teardown()  # the pods first: they talk to the brokers
+        finally:
+            if cluster is not None:
+                cluster.stop()  # all brokers at once: a lone survivor waits out its grace
+
+    return Placement(platform, cluster, bootstrap, teardown)
 
 
-def require_platform(name: str, sut: str = "python") -> None:
-    """Fail at once, before a run folder exists, if the platform cannot run here."""
+def require_platform(name: str, sut: str = "python", faults: Iterable[str] = ()) -> None:
+    """Fail at once, before a run folder exists, if the platform cannot run here, cannot
+    run the SUT, or cannot apply one of the plan's fault kinds."""
     if name == "docker" and sut != "python":
-        from harness.errors import UsageError
-
         raise UsageError(f"--sut {sut} runs on --platform local only (its image is not built)")
+    refused = sorted(set(faults) & UNSUPPORTED_FAULTS.get(name, set()))
+    if refused:
+        raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: "
+                         "use --platform docker, or a profile without it")
     if name == "docker":
         from harness.platforms.docker import require_engine
 
@@ -59,13 +75,22 @@ def require_platform(name: str, sut: str = "python") -> None:
 
 def _docker(run_dir: Path, settings: PodSettings, nodes: int, brokers: int) -> Placement:
     from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
+    from harness.platforms.docker_network import DockerNetwork
 
     kafka = DockerKafka(run_dir, run_dir.name, brokers)
-    kafka.start()
-    platform = DockerPlatform(
-        run_dir, replace(settings, bootstrap=kafka.internal_bootstrap), nodes,
-        run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
-    )
+    try:
+        kafka.start()
+        platform = DockerPlatform(
+            run_dir, replace(settings, bootstrap=kafka.internal_bootstrap), nodes,
+            run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
+        )
+    except BaseException:
+        # No Placement yet, so no teardown: brokers that never got ready go here.
+        with contextlib.suppress(Exception):
+            kafka.stop()
+        with contextlib.suppress(Exception):
+            cleanup_run(kafka.client, run_dir.name, volumes=False)
+        raise
 
     def teardown() -> None:
         try:
@@ -75,4 +100,5 @@ def _docker(run_dir: Path, settings: PodSettings, nodes: int, brokers: int) -> P
             # Containers only: volumes may hold state someone wants to look at.
             cleanup_run(kafka.client, run_dir.name, volumes=False)
 
-    return Placement(platform, kafka, kafka.bootstrap, teardown)
+    return Placement(platform, kafka, kafka.bootstrap, teardown,
+                     DockerNetwork(kafka.client, kafka.network, platform, kafka))

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from faults.platform import Platform, Pod
-from harness.errors import UsageError
+from harness.errors import HarnessError
 
 __all__ = ["Platform", "Pod", "PodInventory"]
 
@@ -39,7 +39,8 @@ class PodInventory:
         try:
             return self._pods[name]
         except KeyError:
-            raise UsageError(f"no pod named {name!r}") from None
+            # an internal invariant (plans name pods the run created): a harness failure, 255
+            raise HarnessError(f"no pod named {name!r}") from None
 
     def pod_dir(self, name: str) -> Path:
         return self.run_dir / "pods" / name
@@ -55,11 +56,11 @@ class PodInventory:
         self._check_node(node)
         with self._lock:
             if name in self._pods:
-                raise UsageError(f"pod {name!r} exists already")
+                raise HarnessError(f"pod {name!r} exists already")
             pod = self._pods[name] = Pod(name=name, node=node)
         self.pod_dir(name).mkdir(parents=True, exist_ok=True)
         return pod
 
     def _check_node(self, node: str) -> None:
         if node not in self._nodes:
-            raise UsageError(f"no node named {node!r}")
+            raise HarnessError(f"no node named {node!r}")

@@ -34,18 +34,22 @@ from kafka.errors import KafkaError
 from harness.errors import HarnessError, UsageError
 from harness.kafka.cluster import READY_TIMEOUT_S, describe_brokers, free_port, new_cluster_id
 from harness.platforms import docker_engine as engine
+from harness.platforms import docker_images as images
 from harness.platforms import docker_specs as specs
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
-from harness.platforms.docker_engine import cleanup_run, ensure_worker_image, require_engine
+from harness.platforms.docker_engine import cleanup_run, require_engine
+from harness.platforms.docker_images import ensure_kafka_image, ensure_worker_image
 from harness.platforms.docker_specs import kafka_container_spec, pod_container_spec, pod_volume_spec
 from harness.sut.base import PodSettings
 
 # -- brokers ------------------------------------------------------------------------------
 
+# A container adds its creation (and, on a busy shared machine, much more) to the JVM's start.
+CONTAINER_READY_TIMEOUT_S = 2 * READY_TIMEOUT_S
+
 class DockerKafka:
-    """KafkaCluster's interface with brokers as containers. testcontainers' KafkaContainer
-    does not fit: it drives the Confluent image's scripts, one node, log-line readiness;
-    here it is apache/kafka, static quorum of 1 or 3, readiness by an admin call."""
+    """KafkaCluster's interface with brokers as containers (dockerfiles/kafka.Dockerfile's
+    image), static quorum of 1 or 3, readiness by an admin call."""
 
     def __init__(self, run_dir: Path, run_id: str, size: int = 1, *,
                  client: docker.DockerClient | None = None, network: str | None = None,
@@ -55,7 +59,8 @@ class DockerKafka:
         self.run_dir, self.run_id, self.size = run_dir, run_id, size
         self.client = client or engine.docker_client()
         self.network = network or specs.default_network(run_id)
-        self.image = image or specs.kafka_image()
+        # The pinned release's image, built here from the harness's jars the first time.
+        self.image = image or images.ensure_kafka_image(images.build_client())
         self.heap, self.cluster_id = heap, new_cluster_id()
         self.host_ports = {n: free_port() for n in range(1, size + 1)}
         self._containers: dict[int, Any] = {}
@@ -75,9 +80,9 @@ class DockerKafka:
         return kafka_container_spec(self.run_id, node_id, self.size, self.cluster_id,
                                     self.network, self.host_ports[node_id], self.image, self.heap)
 
-    def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def start(self, timeout_s: float = CONTAINER_READY_TIMEOUT_S) -> None:
         engine.ensure_network(self.client, self.network, self.run_id)
-        for node_id in self.host_ports:  # run() pulls the image the first time
+        for node_id in self.host_ports:
             self._containers[node_id] = self.client.containers.run(**self.spec(node_id))
         self.wait_ready(timeout_s)
 
@@ -99,7 +104,7 @@ class DockerKafka:
         with contextlib.suppress(APIError):  # not running: already dead, as asked
             self._container(node_id).kill(signal="SIGKILL")
 
-    def restart_broker(self, node_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def restart_broker(self, node_id: int, timeout_s: float = CONTAINER_READY_TIMEOUT_S) -> None:
         """The same container again: same data volume, same ports."""
         container = self._container(node_id)
         container.reload()
@@ -130,6 +135,10 @@ class DockerKafka:
                 last_error = type(exc).__name__
             time.sleep(0.5)
         raise HarnessError(f"Kafka containers not ready after {timeout_s:.0f}s ({last_error})")
+
+    def broker_container(self, node_id: int) -> Any:
+        """The broker's container (the same one across its restarts)."""
+        return self._container(node_id)
 
     def _container(self, node_id: int) -> Any:
         if node_id not in self._containers:
@@ -164,7 +173,7 @@ class DockerPlatform(PodInventory):
         self.run_id = run_id or run_dir.name
         self.worker = replace(worker, bootstrap=bootstrap) if bootstrap else worker
         self.client = client or engine.docker_client()
-        self.image = image or engine.ensure_worker_image(self.client)
+        self.image = image or images.ensure_worker_image(images.build_client())
         self.network = network or specs.default_network(self.run_id)
         self.host_volumes = host_volumes
         self.user = user if user is not None else f"{os.getuid()}:{os.getgid()}"
@@ -298,6 +307,12 @@ class DockerPlatform(PodInventory):
         if failures:
             raise HarnessError(f"could not stop pods: {'; '.join(failures)}")
 
+    def pod_container(self, name: str) -> Any | None:
+        """The container of the pod's current incarnation; None while it is not running."""
+        with self._lock:
+            self.pod(name)
+            return self._containers.get(name)
+
     # -- internals ------------------------------------------------------------------------
 
     def _ensure_volume(self, name: str) -> str:
@@ -337,6 +352,6 @@ class DockerPlatform(PodInventory):
 
 
 __all__ = [  # one entry point: the engine helpers and spec builders are re-exported
-    "DockerKafka", "DockerPlatform", "cleanup_run", "ensure_worker_image",
+    "DockerKafka", "DockerPlatform", "cleanup_run", "ensure_kafka_image", "ensure_worker_image",
     "kafka_container_spec", "pod_container_spec", "pod_volume_spec", "require_engine",
 ]

@@ -1,5 +1,5 @@
-"""The Docker engine as the docker platform needs it: is there one, the worker image, the
-run's network, and cleanup of everything labelled with a run."""
+"""The Docker engine as the docker platform needs it: is there one, the run's network, and
+cleanup of everything labelled with a run. Images: docker_images.py."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import os
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from docker.errors import APIError, DockerException, NotFound
 
-from harness.errors import HarnessError, UsageError
+from harness.errors import UsageError
 from harness.platforms import docker_specs as specs
 
 PING_TIMEOUT_S = 5
@@ -29,7 +29,12 @@ def require_engine() -> None:
             client.ping()
         finally:
             client.close()
-    except (DockerException, OSError):  # requests' errors are OSErrors
+    except (DockerException, OSError) as exc:  # requests' errors are OSErrors
+        if "Permission denied" in str(exc) or isinstance(exc, PermissionError):
+            raise UsageError(
+                f"no permission to use the Docker engine at {engine_address()}: add your "
+                "user to the `docker` group (then log in again) or use --platform local"
+            ) from None
         raise UsageError(
             f"no Docker engine answers at {engine_address()}: start Docker or use --platform local"
         ) from None
@@ -38,21 +43,6 @@ def require_engine() -> None:
 def docker_client() -> docker.DockerClient:
     require_engine()
     return docker.from_env()
-
-
-def ensure_worker_image(client: docker.DockerClient, tag: str | None = None) -> str:
-    """The worker image of the current sources, built from the repo's Dockerfile once."""
-    tag = tag or specs.worker_image_tag()
-    try:
-        client.images.get(tag)
-    except ImageNotFound:
-        try:
-            client.images.build(path=str(specs.REPO_ROOT), dockerfile="Dockerfile", tag=tag,
-                                rm=True, labels={specs.LABEL_ROLE: "worker-image"})
-        except DockerException as exc:
-            raise HarnessError(f"building {tag} from {specs.REPO_ROOT / 'Dockerfile'} failed: "
-                               f"{str(exc).splitlines()[0]}") from exc
-    return tag
 
 
 def ensure_network(client: docker.DockerClient, name: str, run_id: str) -> None:

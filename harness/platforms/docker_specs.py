@@ -29,17 +29,18 @@ from harness.sut.base import PodPaths, PodSettings
 POD_MOUNT = "/kchaos/pod"  # <run>/pods/<pod>/ : trace.jsonl, control.json
 STATE_MOUNT = "/kchaos/state"  # the pod's named volume: its state.dir
 WORKER_IMAGE_REPO = "kchaos-worker"
+KAFKA_IMAGE_REPO = "kchaos-kafka"
 KAFKA_INTERNAL_PORT = 19092
 KAFKA_EXTERNAL_PORT = 9092
 KAFKA_CONTROLLER_PORT = 9093
-KAFKA_DATA_DIR = "/var/lib/kafka/data"  # a VOLUME of the apache/kafka image: survives restarts
+KAFKA_DATA_DIR = "/var/lib/kafka/data"  # a VOLUME of the broker image: survives restarts
 LABEL_RUN = "kchaos.run"
 LABEL_POD = "kchaos.pod"
 LABEL_NODE = "kchaos.node"
 LABEL_ROLE = "kchaos.role"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-IMAGE_INPUTS = ("Dockerfile", ".dockerignore", "pyproject.toml")
-SOURCE_DIRS = ("harness", "workloads", "faults", "checker")
+IMAGE_INPUTS = ("Dockerfile", ".dockerignore", "pyproject.toml", "dockerfiles/pins.py")
+SOURCE_DIRS = ("workloads",)  # the worker imports nothing else of the repo
 
 
 def safe_name(*parts: str) -> str:
@@ -69,14 +70,16 @@ def default_network(run_id: str) -> str:
 
 
 def property_env(key: str) -> str:
-    """The apache/kafka image's env name for a broker property (its documented rule:
-    `_` -> `__`, `-` -> `___`, `.` -> `_`, upper case, prefix KAFKA_)."""
+    """The broker image's env name for a broker property (apache/kafka's documented rule,
+    which dockerfiles/kafka-run.sh reverses: `_` -> `__`, `-` -> `___`, `.` -> `_`, upper
+    case, prefix KAFKA_)."""
     return "KAFKA_" + key.replace("_", "__").replace("-", "___").replace(".", "_").upper()
 
 
 def kafka_image() -> str:
-    """The broker image of the Kafka release harness/kafka/pom.xml pins."""
-    return f"apache/kafka:{kafka_version()}"
+    """The broker image of the Kafka release harness/kafka/pom.xml pins (built here from
+    the harness's jars: harness/platforms/docker_images.py)."""
+    return f"{KAFKA_IMAGE_REPO}:{kafka_version()}"
 
 
 def kafka_properties(run_id: str, node_id: int, size: int, host_port: int) -> dict[str, str]:
@@ -169,10 +172,10 @@ def pod_volume_spec(
     return spec
 
 
-def worker_image_tag(root: Path = REPO_ROOT) -> str:
-    """`kchaos-worker:<hash of what the image is built from>`: an edited worker gets a new
-    image, never a stale one under the same tag (README.md is left out: prose only)."""
-    digest = hashlib.sha256()
+def worker_image_tag(root: Path = REPO_ROOT, base: str = "") -> str:
+    """`kchaos-worker:<hash of what the image is built from>` (files and base image name):
+    an edited worker gets a new image, never a stale one under the same tag."""
+    digest = hashlib.sha256(base.encode())
     files = [root / name for name in IMAGE_INPUTS]
     for top in SOURCE_DIRS:
         files += [

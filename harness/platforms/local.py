@@ -7,13 +7,13 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
 
+from common.waiting import wait_until
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
-from harness.procs import ProcessRegistry, is_same_process
+from harness.procs import ProcessRegistry
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest
 
 
@@ -127,11 +127,6 @@ class LocalPlatform(PodInventory):
                     del self._popens[name]
         return exited
 
-    def alive(self, name: str) -> bool:
-        pod = self.pod(name)
-        record = self.registry.record(pod.pid) if pod.pid is not None else None
-        return record is not None and is_same_process(record)
-
     def teardown(self) -> None:
         for pod in self.pods():
             if pod.running:
@@ -149,11 +144,11 @@ class LocalPlatform(PodInventory):
 
 def _wait_status(pid: int, status: str, until_not: bool = False, timeout_s: float = 5.0) -> None:
     """Until the process is (or is no longer) in `status`, for at most `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+
+    def reached() -> bool:
         try:
-            if (psutil.Process(pid).status() == status) != until_not:
-                return
-        except psutil.Error:
-            return
-        time.sleep(0.01)
+            return (psutil.Process(pid).status() == status) != until_not
+        except psutil.Error:  # gone: nothing left to wait for
+            return True
+
+    wait_until(reached, timeout_s, interval_s=0.01)

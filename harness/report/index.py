@@ -1,6 +1,7 @@
-"""`results/index.html`: every run in the results folder, newest first, and the trend of
-verdicts per profile. Reads only run.json and results.json of each run (cheap), so it can
-be regenerated after every run and on every page load of `kchaos serve`."""
+"""`results/index.html`: every run in the results folder, newest first, the trend of
+verdicts per profile and the fault-coverage table. Reads only run.json and results.json of
+each run (cheap), so it can be regenerated after every run and on every page load of
+`kchaos serve`."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from common.files import write_atomically
 from harness.report.charts import plotly_js, to_div, trend_figure
-from harness.report.load import RUN_MARKERS
-from harness.report.pages import environment, href, short_error, write_atomically
+from harness.report.coverage import coverage_table
+from harness.report.pages import environment, href, short_error
 from harness.report.report import REPORT_FILE
+from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import (
     RunSummary,
     broken_summary,
@@ -98,6 +101,7 @@ def render_index(results_dir: Path) -> Path:
         counts=[(label, css, n) for (label, css), n in sorted(counts.items())],
         missed=sum(not s.expectation_met for s in runs),
         trend=to_div(trend_figure(runs), "trend-chart") if dated else "",
+        coverage=coverage_table(s.run_dir for s in runs),
         plotly_js=plotly_js() if dated else "",
         results_dir=str(results_dir),
         rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from common.files import write_atomically
 from harness.report.expect import LostRun, bug_key, judge
-from harness.report.load import load_meta
-from harness.report.pages import require_dir, write_atomically
+from harness.report.pages import require_dir
 from harness.report.report import REPORT_FILE
+from harness.report.run_files import read_verdict_files
 from harness.report.summary import RunSummary, summarize, summarize_dir
 
 JUNIT_FILE = "junit.xml"
@@ -61,7 +62,7 @@ def _run_text(s: RunSummary) -> str:
 
 
 def _unknown_checks(run_dir: Path) -> str:
-    checks = load_meta(run_dir).results or {}
+    checks = read_verdict_files(run_dir).results or {}
     found = checks.get("checks")
     if not isinstance(found, dict):
         found = {}
@@ -136,7 +137,7 @@ def _document(name: str, suites: Iterable[tuple[str, Sequence[Case]]]) -> str:
 def write_run_junit(run_dir: Path) -> Path:
     """Write `run_dir/junit.xml` (one test case: the run) and return its path."""
     run_dir = require_dir(run_dir)
-    s = summarize(load_meta(run_dir))
+    s = summarize(read_verdict_files(run_dir))
     classname = f"kchaos.{s.profile}"
     xml = _document("kchaos", [(classname, [verdict_case(s, classname)])])
     return write_atomically(run_dir / JUNIT_FILE, xml)

@@ -38,14 +38,6 @@ def require_dir(run_dir: Path) -> Path:
     return run_dir
 
 
-def write_atomically(path: Path, text: str) -> Path:
-    """A browser or CI reading mid-write never sees half a page."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 def short_error(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip()[:1000]
 

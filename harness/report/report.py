@@ -13,17 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from common.files import write_atomically
 from harness.report.charts import plotly_js, timeline_figure, to_div
+from harness.report.coverage import CoverageRow, coverage_rows
 from harness.report.examples import CheckView, Table, check_views, records_table
-from harness.report.load import (
-    HISTORY_FILE,
-    PLAN_FILE,
-    RESULTS_FILE,
-    RunFiles,
-    dig,
-    load_run,
-    pod_names,
-)
 from harness.report.pages import (
     environment,
     flat_rows,
@@ -32,7 +25,15 @@ from harness.report.pages import (
     human_size,
     require_dir,
     short_error,
-    write_atomically,
+)
+from harness.report.run_files import (
+    HISTORY_FILE,
+    PLAN_FILE,
+    RESULTS_FILE,
+    RunFiles,
+    dig,
+    pod_names,
+    read_run_files,
 )
 from harness.report.series import Timeline
 from harness.report.summary import EXIT_NAMES, RunSummary, format_duration, summarize
@@ -110,6 +111,9 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         errors, "checks", lambda: check_views(dig(files.results, "checks"), origin), []
     )
     plan_table = guarded(errors, "plan", lambda: _plan_table(files.plan), None)
+    coverage: list[CoverageRow] = guarded(
+        errors, "coverage", lambda: coverage_rows(files.results, origin), []
+    )
     return {
         "s": s,
         "exit_name": "" if s.exit_code is None else EXIT_NAMES.get(s.exit_code, "abnormal"),
@@ -123,6 +127,7 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "timeline": timeline_html if tl else "",
         "timeline_note": timeline_html or "the timeline could not be built",
         "plan_table": plan_table,
+        "coverage": coverage,
         "plan_rows": [(k, v) for k, v in flat_rows(files.plan) if not k.startswith("steps")],
         "plan_note": f"no steps (plan.json is {_problem(files, PLAN_FILE) or 'empty'})",
         "figure_rows": flat_rows(dig(files.results, "figures")),
@@ -151,7 +156,7 @@ def render_report(run_dir: Path) -> Path:
     run_dir = require_dir(run_dir)
     errors: dict[str, str] = {}
     try:
-        files = load_run(run_dir)
+        files = read_run_files(run_dir)
         page = environment().get_template("report.html.j2").render(**_context(files, errors))
     except Exception as exc:  # the guard of last resort: a report must always exist
         page = _last_resort(run_dir, exc)

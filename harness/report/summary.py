@@ -3,7 +3,7 @@ expectation. The index, the JUnit files and the nightly summary all speak from t
 they never disagree about a run.
 
 Expectation: the fixed worker (no bug switch) must be valid; a run with a bug switched on
-is expected to find anomalies (DESIGN.md section 8: detection and zero false positives).
+is expected to find anomalies (detection, and zero false positives on the fixed worker).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.model import Verdict, verdict_of_exit
-from harness.report.load import FileState, RunFiles, dig, load_meta
+from harness.report.run_files import FileState, RunFiles, dig, read_verdict_files
 
 RunVerdict = Verdict | None  # None: no results.json to read a verdict from
 EXIT_NAMES = {0: "valid", 1: "invalid", 2: "unknown", 254: "bad input", 255: "harness failed"}
@@ -217,7 +217,7 @@ def broken_summary(run_dir: Path, error: str) -> RunSummary:
 
 
 def summarize_dir(run_dir: Path) -> RunSummary:
-    return summarize(load_meta(run_dir))
+    return summarize(read_verdict_files(run_dir))
 
 
 def format_duration(seconds: float | None) -> str:

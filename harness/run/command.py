@@ -14,6 +14,7 @@ from rich.table import Table
 from checker.model import Verdict, compose_exit_codes, exit_code
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
+from faults.plan import plan as draw_plan
 from harness.console import err, out
 from harness.errors import UsageError
 from harness.results import read_json
@@ -39,6 +40,13 @@ def _progress_table(config: RunConfig, progress: Progress) -> Table:
 
 
 def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> RunOutcome:
+    from harness.platforms import require_platform
+
+    plan = plan or draw_plan(
+        config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
+    )
+    # Before the run folder exists: an engine that answers, faults the platform can apply.
+    require_platform(config.platform, config.sut, (step.fault for step in plan.steps))
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
     err.print(
@@ -87,7 +95,7 @@ def run(explicit: dict[str, Any], results_dir: Path) -> int:
     return execute(config, results_dir).exit_code
 
 
-def load_run(run_dir: Path) -> tuple[RunConfig, Plan]:
+def read_config_and_plan(run_dir: Path) -> tuple[RunConfig, Plan]:
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir} is not a folder: pass a run folder under results/")
     info = read_json(run_dir / "run.json")
@@ -106,7 +114,7 @@ def repro(run_dir: Path, times: int, results_dir: Path | None) -> int:
     """Replay a run's config and plan `times` times; how often each anomaly came back."""
     if times < 1:
         raise UsageError("--times must be at least 1")
-    config, plan = load_run(run_dir)
+    config, plan = read_config_and_plan(run_dir)
     require_tools(config)
     original = _anomalies(run_dir)
     where = results_dir or run_dir.parent

@@ -1,4 +1,5 @@
-"""One run, DESIGN.md §2: setup, load + faults, heal, drain, collect, check, report.
+"""One run (docs/architecture.md, "A run"): setup, load + faults, heal, drain, stop,
+collect, check, report.
 
 Every phase is timed into run.json; whatever breaks, the processes are stopped and what
 was collected stays in the run folder.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict, exit_code
+from common.waiting import wait_until
 from faults.kinds import FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
@@ -31,9 +33,9 @@ from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
-from harness.run.load import LoadClient
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import create_topics, lag, wait_drained
+from harness.run.traffic import LoadClient
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
@@ -103,9 +105,9 @@ class Run:
             self._phase("load", lambda: self._load(bootstrap))
             self._phase("heal", self._heal)
             drained, drain_s = self._phase("drain", lambda: self._drain(bootstrap))
-            self._phase("stop", self._stop_pods)
+            self._phase("stop", self._stop_workload)
             self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
-            self._phase("stop-kafka", self._stop_platform)
+            self._phase("stop-kafka", self._tear_down_placement)
             verdict = self._phase("check", self._check)
             code = exit_code(verdict)
             return RunOutcome(self.run_dir, verdict, code)
@@ -115,7 +117,7 @@ class Run:
             self._abort()
             raise
         finally:
-            self._stop_platform()
+            self._tear_down_placement()
             self.history.close()
             self.info["timings"] = self.timings
             self.info["verdict"] = verdict
@@ -160,20 +162,24 @@ class Run:
         return bootstrap
 
     def _wait_pods_running(self) -> None:
-        assert self.platform is not None
-        deadline = time.monotonic() + POD_READY_TIMEOUT_S
-        while time.monotonic() < deadline:
+        platform = self.platform
+        assert platform is not None
+
+        def all_running() -> bool:
             self._watch_deaths()
-            states = {p.name: self._client_state(p.name) for p in self.platform.pods()}
+            states = {p.name: self._client_state(p.name) for p in platform.pods()}
             self.progress.pods_up = sum(1 for s in states.values() if s == "RUNNING")
             self._sink(self.progress)
             if all(s == "RUNNING" for s in states.values()):
-                return
+                return True
             if self.deaths and self.config.restart == "never":
                 # (With a restart policy the pod gets its restarts; one that cannot come up
                 # ends as the timeout below.)
                 raise HarnessError(f"a pod exited at start: see {self.run_dir / 'pods'}")
-            time.sleep(0.5)
+            return False
+
+        if wait_until(all_running, POD_READY_TIMEOUT_S):
+            return
         raise HarnessError(f"pods not RUNNING after {POD_READY_TIMEOUT_S:.0f}s: see pods/*/")
 
     def _client_state(self, pod: str) -> str | None:
@@ -188,7 +194,7 @@ class Run:
         c = self.config
         assert self.placement is not None
         ctx = FaultContext(self.platform, self.placement.brokers, self.accounts,
-                           c.application_id)
+                           c.application_id, self.placement.network)
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         client = LoadClient(
             bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate
@@ -271,7 +277,9 @@ class Run:
             return False, 0.0
         return wait_drained(bootstrap, self.config.application_id, self.config.drain_timeout_s)
 
-    def _stop_pods(self) -> None:
+    def _stop_workload(self) -> None:
+        """Everything but the brokers, which collection still reads: the pods (with what the
+        platform made for them), the state-dir watcher and the accounts updater."""
         if self.platform is not None:
             self.platform.teardown()
         self._stop_statedir()
@@ -300,7 +308,8 @@ class Run:
             statedir.stop()
             self.info["statedir_events"] = statedir.events
 
-    def _stop_platform(self) -> None:
+    def _tear_down_placement(self) -> None:
+        """The brokers too, and any process the registry still holds; only once."""
         if self.supervisor is not None:
             self.supervisor.stop()  # clean-up never restarts a pod just to stop it
         placement, self.placement = self.placement, None  # once, even if called again

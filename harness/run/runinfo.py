@@ -73,13 +73,11 @@ def as_json(value: Any) -> Any:
 
 
 def render_reports(run_dir: Path) -> list[Path]:
-    """report.html, junit.xml and the results index, where the report package exists;
-    a failure here never changes the verdict (the files it reads are all on disk)."""
+    """report.html, junit.xml and the results index; a failure here never changes the
+    verdict (the files it reads are all on disk)."""
+    from harness import report
+
     written: list[Path] = []
-    try:
-        from harness import report
-    except ImportError:
-        return written
     for render in (report.render_report, report.write_run_junit):
         try:
             written.append(render(run_dir))

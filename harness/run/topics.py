@@ -9,6 +9,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
+from common.waiting import wait_until
 from workloads.ledger.contract import ACCOUNTS_TOPIC, INPUT_TOPIC, OUTPUT_TOPIC
 
 
@@ -76,14 +77,16 @@ def wait_drained(
     `stable_s`; returns (drained, seconds waited)."""
     started = time.monotonic()
     stable_since: float | None = None
-    while time.monotonic() - started < timeout_s:
+
+    def drained() -> bool:
+        nonlocal stable_since
         remaining = lag(bootstrap, group)
         now = time.monotonic()
-        if remaining == 0:
-            stable_since = stable_since if stable_since is not None else now
-            if now - stable_since >= stable_s:
-                return True, round(now - started, 2)
-        else:
+        if remaining != 0:
             stable_since = None
-        time.sleep(0.5)
-    return False, round(time.monotonic() - started, 2)
+            return False
+        stable_since = stable_since if stable_since is not None else now
+        return now - stable_since >= stable_s
+
+    done = wait_until(drained, timeout_s)
+    return done, round(time.monotonic() - started, 2)

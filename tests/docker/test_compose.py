@@ -8,6 +8,7 @@ import base64
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,8 @@ def kafka_env(service: dict[str, Any], brokers: int) -> dict[str, str]:
     env = {k: interpolate(str(v), shell_env) for k, v in service["environment"].items()}
     command = [interpolate(part, shell_env) for part in service["command"]]
     assert command[:2] == ["/bin/sh", "-c"]
-    assert command[2].rstrip().endswith("exec /etc/kafka/docker/run")
-    script = command[2].replace("exec /etc/kafka/docker/run", "exec env")
+    assert command[2].rstrip().endswith("exec /opt/kafka/kafka-run.sh broker")
+    script = command[2].replace("exec /opt/kafka/kafka-run.sh broker", "exec env")
     result = subprocess.run(["/bin/sh", "-c", script], env={"PATH": os.defpath, **env},
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
@@ -80,8 +81,8 @@ def test_compose_names_the_services_and_profiles(compose: dict[str, Any]) -> Non
 
 def test_kafka_image_is_the_pinned_release(compose: dict[str, Any]) -> None:
     for n in (1, 2, 3):
-        assert compose["services"][f"kafka-{n}"]["image"] == f"apache/kafka:{kafka_version()}"
-    assert kafka_image() == f"apache/kafka:{kafka_version()}"
+        assert compose["services"][f"kafka-{n}"]["image"] == f"kchaos-kafka:{kafka_version()}"
+    assert kafka_image() == f"kchaos-kafka:{kafka_version()}"
 
 
 def test_kraft_identity(compose: dict[str, Any]) -> None:
@@ -140,10 +141,24 @@ def test_a_three_node_broker_refuses_a_one_node_cluster(compose: dict[str, Any])
     assert "KCHAOS_BROKERS=3 docker compose --profile three up" in result.stderr
 
 
-def test_healthcheck_asks_the_broker(compose: dict[str, Any]) -> None:
+def test_healthcheck_asks_the_internal_listener(compose: dict[str, Any]) -> None:
     test = compose["services"]["kafka-1"]["healthcheck"]["test"]
-    assert "kafka-broker-api-versions.sh" in test[1]
-    assert f"localhost:{KAFKA_INTERNAL_PORT}" in test[1]
+    assert test == ["CMD", "/opt/kafka/kafka-run.sh", "ready"]
+    run_script = (ROOT / "dockerfiles" / "kafka-run.sh").read_text()
+    assert f"${{KAFKA_READY_PORT:-{KAFKA_INTERNAL_PORT}}}" in run_script
+
+
+@pytest.mark.parametrize("key", ["log.dirs", "transaction.state.log.min.isr",
+                                 "share.coordinator.state.topic.replication.factor",
+                                 "some_key.with-dash"])
+def test_broker_image_reverses_the_env_rule(key: str) -> None:
+    """kafka-run.sh turns every KAFKA_* env back into the property it came from."""
+    script = (ROOT / "dockerfiles" / "kafka-run.sh").read_text()
+    function = script[script.index("property_name() {"):script.index("\n}\n", script.index(
+        "property_name() {")) + 3]
+    done = subprocess.run(["bash", "-c", f"{function}\nproperty_name {property_env(key)}"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == key
 
 
 def test_worker_command_is_worker_config_argv(compose: dict[str, Any]) -> None:
@@ -159,27 +174,61 @@ def test_worker_command_is_worker_config_argv(compose: dict[str, Any]) -> None:
 
 def test_worker_service_volumes_build_and_order(compose: dict[str, Any]) -> None:
     worker, topics = compose["services"]["worker"], compose["services"]["topics"]
-    assert worker["build"] == "." and worker["image"] == topics["image"]
+    assert worker["build"]["context"] == "." and worker["image"] == topics["image"]
+    assert worker["build"]["args"]["BASE_IMAGE"] == "${KCHAOS_BASE_IMAGE:-kchaos-base:bookworm}"
     mounts = dict(v.split(":", 1)[::-1] for v in worker["volumes"])
     assert mounts[STATE_MOUNT] in compose["volumes"]  # a named volume for the state dir
     assert mounts[POD_MOUNT] in compose["volumes"]
     assert worker["depends_on"]["topics"]["condition"] == "service_completed_successfully"
     assert topics["depends_on"]["kafka-1"]["condition"] == "service_healthy"
-    assert "create_topics" in topics["entrypoint"][2]
+    script = topics["entrypoint"][2]
+    assert "from harness" not in script  # the worker image has the worker only
+    for name in ("INPUT_TOPIC", "OUTPUT_TOPIC", "ACCOUNTS_TOPIC", '"compact,delete"'):
+        assert name in script
+
+
+def test_dockerfiles_build_from_a_base_argument() -> None:
+    for path in (ROOT / "Dockerfile", ROOT / "dockerfiles" / "kafka.Dockerfile"):
+        text = path.read_text()
+        assert re.search(r"^ARG BASE_IMAGE=kchaos-base:bookworm$", text, re.M), path
+        assert re.search(r"^FROM \$\{BASE_IMAGE\}( AS \w+)?$", text, re.M), path
+        assert "<<" not in text  # no heredocs: the engine's classic builder has none
 
 
 def test_dockerfile_builds_the_worker_image() -> None:
     text = (ROOT / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim\s*$", text, re.M)
     assert f'ENTRYPOINT ["python", "-m", "{WORKER_MODULE}"]' in text
-    assert "COPY pyproject.toml" in text and "pip install" in text
+    assert "COPY pyproject.toml dockerfiles/pins.py" in text and "pip install -r" in text
+    assert "COPY --from=pins /tmp/requirements.txt" in text
     for top in SOURCE_DIRS:
-        assert f"COPY {top} ./{top}" in text
+        assert f"COPY {top} /opt/kchaos/{top}" in text
     assert f"mkdir -p {STATE_MOUNT} {POD_MOUNT}" in text
+    assert "pip install ." not in text  # not the harness's dependencies (pyspark, plotly)
 
 
-def test_dockerignore_lets_the_sources_in() -> None:
+def test_worker_pins_come_from_pyproject() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    names = re.search(r'^ARG WORKER_PACKAGES="([^"]+)"', text, re.M)
+    assert names is not None
+    done = subprocess.run([sys.executable, str(ROOT / "dockerfiles" / "pins.py"),
+                           str(ROOT / "pyproject.toml"), *names.group(1).split()],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    pins = done.stdout.split()
+    assert [p.split("==")[0] for p in pins] == names.group(1).split()
+    assert all("==" in p for p in pins)
+    assert not any(p.startswith(("pyspark", "plotly")) for p in pins)
+
+
+def test_pins_refuse_a_package_pyproject_does_not_pin() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "dockerfiles" / "pins.py"),
+                           str(ROOT / "pyproject.toml"), "kafka-python", "no-such-package"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "no-such-package" in done.stderr
+
+
+def test_dockerignore_lets_the_worker_sources_in() -> None:
     lines = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
     assert "*" in lines  # an allow-list: no .venv, results or .git in the build context
-    assert {"!pyproject.toml", "!README.md"} <= lines
+    assert {"!pyproject.toml", "!dockerfiles/pins.py"} <= lines
     assert {f"!{top}" for top in SOURCE_DIRS} <= lines

@@ -22,7 +22,8 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> set[int]:
 
 
 def cluster(tmp_path: Path, fake: FakeClient, size: int) -> DockerKafka:
-    return DockerKafka(tmp_path, "r1", size, client=fake)  # type: ignore[arg-type]
+    return DockerKafka(tmp_path, "r1", size, client=fake,  # type: ignore[arg-type]
+                       image="kchaos-kafka:test")
 
 
 def test_three_brokers_start_on_the_run_network(tmp_path: Path, registered: set[int]) -> None:

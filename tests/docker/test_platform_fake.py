@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from docker_fakes import FakeClient
 
-from harness.errors import UsageError
+from harness.errors import HarnessError
 from harness.platforms.docker import DockerPlatform
 from harness.sut.base import PodSettings
 
@@ -41,9 +41,9 @@ def test_add_pod_starts_a_container_on_a_fresh_volume(tmp_path: Path, fake: Fake
     assert p.volume("pod-0").is_dir() and p.pod_dir("pod-0").is_dir()
     assert p.trace_path("pod-0") == tmp_path / "run-1" / "pods" / "pod-0" / "trace.jsonl"
     assert p.control_path("pod-0").name == "control.json"
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.add_pod("pod-0", "node-1")
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.add_pod("pod-1", "node-9")
 
 
@@ -129,7 +129,7 @@ def test_move_without_volume_starts_empty(tmp_path: Path, fake: FakeClient) -> N
     second = fake.containers.started[1]
     assert second.labels["kchaos.volume"] == "kchaos-run-1-pod-0-g1"
     assert "kchaos-run-1-pod-0-g1" in second.spec["volumes"]
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.move_pod("pod-0", "node-7", keep_volume=False)
 
 
@@ -154,7 +154,7 @@ def test_remove_and_teardown(tmp_path: Path, fake: FakeClient) -> None:
     assert not fake.volumes.items  # the objects; the data stays in the run folder
     assert (tmp_path / "run-1" / "volumes" / "kchaos-run-1-pod-0-g0").is_dir()
     assert "kchaos-run-1" not in fake.networks.items
-    with pytest.raises(UsageError):
+    with pytest.raises(HarnessError):
         p.pod("pod-2")
 
 

@@ -143,7 +143,7 @@ def test_kafka_spec_publishes_only_on_loopback() -> None:
         "9092/tcp": [{"HostIp": "127.0.0.1", "HostPort": "40002"}]
     }
     assert spec["labels"] == {"kchaos.run": "r1", "kchaos.role": "kafka", "kchaos.broker": "2"}
-    assert spec["image"].startswith("apache/kafka:")
+    assert spec["image"].startswith("kchaos-kafka:")
 
 
 def test_property_env_follows_the_image_rule() -> None:

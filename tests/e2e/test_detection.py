@@ -25,7 +25,7 @@ SEED = "1"
 # (faults/plan.py); the other profiles' windows open within 30 s.
 TIME_LIMIT_S = {"KAFKA-8187": "40"}
 DEFAULT_TIME_LIMIT_S = "30"
-# The classes DESIGN.md §6 and the seed reports lead us to expect for each switch.
+# The classes the checks' definitions and the seed reports lead us to expect for each switch.
 EXPECTED = {
     "KAFKA-7672": {"lost-history"},
     "KAFKA-8187": {"lost-history", "duplicate-output"},  # balances, or dedup entries, lost

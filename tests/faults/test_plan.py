@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
+from golden_plans import GOLDEN_FILE, golden_plans, render
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +19,29 @@ from faults.plan import PROFILES, plan
 seeds = st.integers(min_value=0, max_value=2**31)
 profiles = st.sampled_from(PROFILES)
 limits = st.floats(min_value=20, max_value=600)
+
+
+REGENERATE = "if the change is meant: .venv/bin/python tests/faults/golden_plans.py"
+
+
+def test_plans_match_the_checked_in_golden_file() -> None:
+    """Across commits: the same inputs draw the same plans as when the file was written."""
+    golden = json.loads(GOLDEN_FILE.read_text())
+    drawn = golden_plans()
+    assert [g["inputs"] for g in golden] == [d["inputs"] for d in drawn], REGENERATE
+    for want, got in zip(golden, drawn, strict=True):
+        assert got["plan"] == want["plan"], f"plan for {want['inputs']} changed: {REGENERATE}"
+
+
+def test_plans_do_not_depend_on_the_hash_seed() -> None:
+    """Across processes: set and dict orders of str keys change with PYTHONHASHSEED."""
+    for hash_seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, str(GOLDEN_FILE.with_suffix(".py")), "--print"],
+            env=env, capture_output=True, text=True, timeout=300, check=True,
+        )
+        assert done.stdout == render(), f"plans differ under PYTHONHASHSEED={hash_seed}"
 
 
 @given(seeds, profiles, st.integers(1, 4), st.sampled_from([1, 3]), limits)

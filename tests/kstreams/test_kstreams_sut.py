@@ -26,10 +26,14 @@ RUN_TIMEOUT_S = 1500
 def kchaos(
     results: Path, *args: str, timeout: float = RUN_TIMEOUT_S - 60
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
-        capture_output=True, text=True, timeout=timeout,
-    )
+    command = [sys.executable, "-m", "harness", "--results-dir", str(results)]
+    try:
+        return subprocess.run([*command, *args], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # kchaos was SIGKILLed: stop the brokers and pods it recorded, then fail
+        subprocess.run([*command, "clean"], capture_output=True, timeout=120)
+        raise
 
 
 def run_folder(done: subprocess.CompletedProcess[str]) -> Path:

@@ -53,7 +53,7 @@ def test_repro_composes_replay_codes_like_verdicts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codes: list[int], expected: int
 ) -> None:
     replays = iter(codes)
-    monkeypatch.setattr(command, "load_run", lambda run_dir: (RunConfig(), None))
+    monkeypatch.setattr(command, "read_config_and_plan", lambda run_dir: (RunConfig(), None))
     monkeypatch.setattr(command, "require_tools", lambda config: None)
 
     def execute(config: RunConfig, where: Path, plan: Any) -> RunOutcome:

@@ -6,7 +6,7 @@ realistic mistakes a streams runtime (or an application on top of it) makes. The
 may read `BUG_NAMES` from this file's text; it must not import the worker.
 
 For each switch: where the code differs, the trigger that exposes it, and the anomaly the
-checker should report (names from DESIGN.md section 6).
+checker should report (the names of `checker/checks`; docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ class KeyValueStore:
         self.path = path
         self._write_buffer_bytes = write_buffer_bytes
         self._db: Rdict | None = None
+        self._active_entries = 0  # active-memtable entries when last looked at
 
     def open(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -30,6 +31,7 @@ class KeyValueStore:
         opts.create_if_missing(True)
         opts.set_write_buffer_size(self._write_buffer_bytes)
         self._db = Rdict(str(self.path), opts)
+        self._active_entries = 0
         wo = WriteOptions()
         # rocksdict's stub declares disable_wal a method; at run time it is a bool property
         wo.disable_wal = True  # type: ignore[method-assign,assignment]
@@ -70,8 +72,18 @@ class KeyValueStore:
     def unflushed(self) -> int:
         return self.db.property_int_value("rocksdb.num-entries-active-mem-table") or 0
 
+    def memtable_switched(self) -> bool:
+        """Whether RocksDB switched to a new active memtable since the last call (or the
+        last explicit flush): the full one is being flushed to an SST file in the
+        background, persisting its writes whatever their transaction's fate."""
+        entries = self.unflushed()
+        switched = entries < self._active_entries
+        self._active_entries = entries
+        return switched
+
     def flush(self) -> None:
         self.db.flush()
+        self._active_entries = 0
 
     def close(self) -> None:
         # RocksDB flushes memtables on close (avoid_flush_during_shutdown is off), which is
@@ -84,8 +96,3 @@ class KeyValueStore:
         """Close and delete every file of the store (used on corruption / invalid offset)."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
-
-
-def has_data_files(path: Path) -> bool:
-    """Whether a store directory exists with RocksDB files in it (without opening it)."""
-    return path.is_dir() and any(path.iterdir())

@@ -105,6 +105,12 @@ class StreamTask:
 
     # -- processing ------------------------------------------------------------------
 
+    def memtable_switches(self) -> list[str]:
+        """The stores whose memtable filled up and started a background flush since the
+        last call (traced as `memtable-flush`: the evidence of persisted writes)."""
+        return [name for name, kv in self.sm.stores.items()
+                if kv.is_open and kv.memtable_switched()]
+
     def _get(self, store: str, key: str) -> str | None:
         return self.sm.stores[store].get(key)
 

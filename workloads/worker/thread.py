@@ -281,6 +281,9 @@ class StreamThread(threading.Thread):
                     self._in_txn = True
                     self.tracer.emit(self.tname, "txn-begin")
                 task.process_one(self.collector)
+            for store in task.memtable_switches():
+                self.tracer.emit(self.tname, "memtable-flush", task=task.task, store=store,
+                                 in_txn=self._in_txn)
             paused = task.input_tp in self.consumer.paused()
             if len(task.queue) > MAX_QUEUE and not paused:
                 self.consumer.pause(task.input_tp)

@@ -3,8 +3,10 @@ creates its internal topics at startup (partitions = input partitions, compacted
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+from collections.abc import Callable
 
 import kafka.errors as Errors
 from kafka.admin import KafkaAdminClient
@@ -22,16 +24,25 @@ def _partition_count(admin: KafkaAdminClient, topic: str) -> int:
     return 0
 
 
+def _has_partitions(admin: KafkaAdminClient, topic: str, n: int) -> bool:
+    return _partition_count(admin, topic) == n
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float, interval_s: float,
+              failure: str) -> None:
+    """The worker's one poll loop (it imports nothing of the harness's)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError(failure)
+        time.sleep(interval_s)
+
+
 def input_partitions(admin: KafkaAdminClient, topic: str, timeout_s: float = 60.0) -> int:
     """The harness creates the input topic; wait for it rather than create it wrongly."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        n = _partition_count(admin, topic)
-        if n:
-            return n
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"input topic {topic} does not exist")
-        time.sleep(0.5)
+    _wait_for(lambda: _partition_count(admin, topic) > 0, timeout_s, 0.5,
+              f"input topic {topic} does not exist")
+    return _partition_count(admin, topic)
 
 
 def ensure_changelogs(cfg: WorkerConfig) -> int:
@@ -57,11 +68,8 @@ def ensure_changelogs(cfg: WorkerConfig) -> int:
             except Errors.TopicAlreadyExistsError:
                 pass  # another pod won the race: fine, same layout
         for name in wanted:
-            deadline = time.monotonic() + 30
-            while _partition_count(admin, name) != n:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"changelog {name} not ready")
-                time.sleep(0.2)
+            _wait_for(functools.partial(_has_partitions, admin, name, n), 30, 0.2,
+                      f"changelog {name} not ready")
         return n
     finally:
         admin.close()

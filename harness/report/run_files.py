@@ -9,11 +9,12 @@ contract strictly (that is the checker's job): shapes that do not fit become "da
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from common.files import jsonl_objects
 from harness.report.series import Accumulator
 
 RUN_FILE = "run.json"
@@ -55,11 +56,6 @@ def read_json_object(run_dir: Path, name: str) -> tuple[dict[str, Any] | None, F
     return data, FileState(name, "ok")
 
 
-def _lines(path: Path) -> Iterator[str]:
-    with path.open("r", errors="replace") as fh:
-        yield from fh
-
-
 def scan_jsonl(
     run_dir: Path,
     name: str,
@@ -73,14 +69,8 @@ def scan_jsonl(
     bad = 0
     first_bad = 0
     try:
-        for n, line in enumerate(_lines(run_dir / name), start=1):
-            if not line.strip() or not keep(line):
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError:
-                row = None
-            if isinstance(row, dict):
+        for n, _, row in jsonl_objects(run_dir / name, keep):
+            if row is not None:
                 sink(row)
             else:
                 bad += 1
@@ -127,7 +117,7 @@ def pod_names(run_dir: Path) -> list[str]:
         return []
 
 
-def load_meta(run_dir: Path) -> RunFiles:
+def read_verdict_files(run_dir: Path) -> RunFiles:
     """run.json and results.json only: what the index and JUnit need (cheap)."""
     files = RunFiles(run_dir=run_dir)
     run, state = read_json_object(run_dir, RUN_FILE)
@@ -138,9 +128,9 @@ def load_meta(run_dir: Path) -> RunFiles:
     return files
 
 
-def load_run(run_dir: Path) -> RunFiles:
+def read_run_files(run_dir: Path) -> RunFiles:
     """Everything the report shows, including the history and the pods' commit events."""
-    files = load_meta(run_dir)
+    files = read_verdict_files(run_dir)
     plan, state = read_json_object(run_dir, PLAN_FILE)
     files.plan = plan or {}
     files.states.insert(1, state)

@@ -1,0 +1,291 @@
+"""The condition classes: moments a crash-consistency bug in a stream processor needs
+(issue 17). Each is a pure function of a run's `Facts` returning its hits: when the
+moment happened and the stored lines (trace events, nemesis ops) that prove it.
+
+A class says only that the moment was created, not that anything went wrong in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from checker.coverage.facts import Crash, Event, Facts
+
+# "Right after a commit": the kill came this soon after the process's last commit.
+AFTER_COMMIT_NS = 250_000_000
+# "Soon after an update of the global topic": the restart began this soon after a publish.
+GLOBAL_UPDATE_NS = 1_000_000_000
+TXN_EVENTS = ("txn-begin", "txn-commit", "txn-abort")
+REBALANCE_EVENTS = ("assigned", "revoked")
+
+
+@dataclass(frozen=True)
+class Hit:
+    time_ns: int
+    lines: tuple[Event, ...]
+
+
+@dataclass(frozen=True)
+class ConditionClass:
+    name: str
+    title: str
+    detect: Callable[[Facts], list[Hit]]
+    scope: str = "run"  # "nightly": reached by the matrix as a whole (one run has one mode)
+
+
+def _hit(time_ns: int, *lines: Event | None) -> Hit:
+    return Hit(time_ns, tuple(line for line in lines if line is not None))
+
+
+def _zombie(f: Facts) -> list[Hit]:
+    """Paused (SIGSTOP) past its session: another process made one of its RUNNING tasks
+    RUNNING during the pause and still ran it when the paused process resumed."""
+    hits = []
+    for start, end in f.spans("pause"):
+        pid = f.pid_at(start.target, start.time_ns)
+        if end is None or pid is None:
+            continue
+        if f.session_timeout_ms and end.time_ns - start.time_ns < f.session_timeout_ms * 1e6:
+            continue
+        mine = f.running_tasks(pid, start.time_ns)
+        for e in f.named("task-running"):
+            if not start.time_ns < e["ts_ns"] <= end.time_ns or e["pid"] == pid:
+                continue
+            if e.get("task") in mine and f.running_since(e["pid"], e["task"], end.time_ns) is e:
+                hits.append(_hit(end.time_ns, mine[e["task"]], start.line, e, end.line))
+                break
+    return hits
+
+
+def _task_returns(f: Facts) -> list[Hit]:
+    """A task RUNNING in a process, then RUNNING in another one, then RUNNING again in the
+    first (same pid: the process lived through it)."""
+    hits = []
+    last_here: dict[tuple[str, int], Event] = {}  # (task, pid) -> its last task-running
+    last_any: dict[str, Event] = {}
+    for e in f.named("task-running"):
+        task, pid = str(e.get("task")), e["pid"]
+        before, elsewhere = last_here.get((task, pid)), last_any.get(task)
+        if before is not None and elsewhere is not None and elsewhere["pid"] != pid:
+            hits.append(_hit(e["ts_ns"], before, elsewhere, e))
+        last_here[(task, pid)] = e
+        last_any[task] = e
+    return hits
+
+
+def _last_before(events: list[Event], time_ns: int, names: tuple[str, ...],
+                 **match: object) -> Event | None:
+    found = None
+    for e in events:
+        if e["ts_ns"] > time_ns:
+            break
+        if e["event"] in names and all(e.get(k) == v for k, v in match.items()):
+            found = e
+    return found
+
+
+def _restored_then_killed(f: Facts) -> list[Hit]:
+    """A task restored records from its changelog, became RUNNING, and its process was
+    SIGKILLed while it still ran."""
+    hits = []
+    for c in f.crashes():
+        events = f.by_pid.get(c.pid, [])
+        for task, running in sorted(f.running_tasks(c.pid, c.time_ns).items()):
+            init = _last_before(events, running["ts_ns"], ("task-init",), task=task)
+            end = next((e for e in events
+                        if e["event"] == "restore-end" and e.get("task") == task
+                        and (e.get("restored") or 0) > 0
+                        and (init is None or e["ts_ns"] >= init["ts_ns"])
+                        and e["ts_ns"] <= running["ts_ns"]), None)
+            if end is not None:
+                hits.append(_hit(c.time_ns, end, running, c.op.line))
+                break
+    return hits
+
+
+def _threads(events: list[Event]) -> set[str]:
+    return {str(e.get("thread")) for e in events if str(e.get("thread")).startswith("Stream")}
+
+
+def _crash_in_txn(f: Facts) -> list[Hit]:
+    """SIGKILL while a stream thread of the process had a transaction open."""
+    hits = []
+    for c in f.crashes():
+        events = f.by_pid.get(c.pid, [])
+        for thread in sorted(_threads(events)):
+            last = _last_before(events, c.time_ns, TXN_EVENTS, thread=thread)
+            if last is not None and last["event"] == "txn-begin":
+                hits.append(_hit(c.time_ns, last, c.op.line))
+                break
+    return hits
+
+
+def _crash_after_commit(f: Facts) -> list[Hit]:
+    """SIGKILL within AFTER_COMMIT_NS of a commit (transactional or at-least-once); only
+    kills whose moment is known (truncate-global's is not)."""
+    hits = []
+    for c in f.crashes():
+        if not c.exact:
+            continue
+        last = _last_before(f.by_pid.get(c.pid, []), c.time_ns, ("txn-commit", "commit"))
+        if last is not None and c.time_ns - last["ts_ns"] <= AFTER_COMMIT_NS:
+            hits.append(_hit(c.time_ns, last, c.op.line))
+    return hits
+
+
+def _flush_then_abort(f: Facts) -> list[Hit]:
+    """A memtable flush started inside an open transaction, and that transaction was then
+    aborted: its thread's next transaction event is `txn-abort`, or the process was
+    SIGKILLed before the thread committed again."""
+    hits = []
+    crashes: dict[int, Crash] = {c.pid: c for c in f.crashes()}
+    for flush in f.named("memtable-flush"):
+        if not flush.get("in_txn"):
+            continue
+        pid, thread = flush["pid"], flush.get("thread")
+        after = next((e for e in f.by_pid.get(pid, [])
+                      if e["ts_ns"] > flush["ts_ns"] and e.get("thread") == thread
+                      and e["event"] in TXN_EVENTS), None)
+        if after is not None and after["event"] == "txn-abort":
+            hits.append(_hit(after["ts_ns"], flush, after))
+        elif after is None and pid in crashes and crashes[pid].time_ns > flush["ts_ns"]:
+            hits.append(_hit(crashes[pid].time_ns, flush, crashes[pid].op.line))
+    return hits
+
+
+def _standby_promoted(f: Facts) -> list[Hit]:
+    """A process held a standby of a task when the task's active process was SIGKILLed or
+    moved; the standby's process then made the task RUNNING."""
+    hits = []
+    losses = [(c.pid, c.time_ns, c.op.line) for c in f.crashes()]
+    for start, _ in f.spans("move"):
+        pid = f.pid_at(start.target, start.time_ns)
+        if pid is not None:
+            losses.append((pid, start.time_ns, start.line))
+    for lost_pid, at, op in losses:
+        for task, ran in f.running_tasks(lost_pid, at).items():
+            for pid, events in f.by_pid.items():
+                if pid == lost_pid:
+                    continue
+                mention = next((e for e in reversed(events) if e["ts_ns"] <= at
+                                and e["event"] == "assigned"
+                                and task in (e.get("active") or []) + (e.get("standby") or [])),
+                               None)
+                if mention is None or task not in (mention.get("standby") or []):
+                    continue
+                promoted = next((e for e in events if e["ts_ns"] > at
+                                 and e["event"] == "task-running" and e.get("task") == task),
+                                None)
+                if promoted is not None:
+                    hits.append(_hit(promoted["ts_ns"], ran, op, mention, promoted))
+    return hits
+
+
+def _moves(f: Facts, keep_volume: bool) -> Iterator[tuple[Event, list[Event]]]:
+    """Each move with (or without) its volume and the trace of the pod's next process."""
+    for start, _ in f.spans("move"):
+        if bool(start.params.get("keep_volume", True)) != keep_volume:
+            continue
+        old = f.pid_at(start.target, start.time_ns)
+        nxt = next((e["pid"] for e in f.events if e["ts_ns"] > start.time_ns
+                    and e.get("pod") == start.target and e["pid"] != old), None)
+        if nxt is not None:
+            yield start.line, f.by_pid[nxt]
+
+
+def _move_full_restore(f: Facts) -> list[Hit]:
+    """Moved without its volume: the pod's next process restored a task from the beginning
+    of a non-empty changelog."""
+    hits = []
+    for op, events in _moves(f, keep_volume=False):
+        empty = {e.get("task") for e in events if e["event"] == "task-init"
+                 and e.get("checkpoint") is None and e.get("task") != "global"}
+        end = next((e for e in events if e["event"] == "restore-end"
+                    and e.get("task") in empty and (e.get("restored") or 0) > 0), None)
+        if end is not None:
+            hits.append(_hit(end["ts_ns"], op, end))
+    return hits
+
+
+def _move_checkpoint_reuse(f: Facts) -> list[Hit]:
+    """Moved with its volume: the pod's next process initialised a task from a checkpoint
+    its previous process left on that volume."""
+    hits = []
+    for op, events in _moves(f, keep_volume=True):
+        init = next((e for e in events if e["event"] == "task-init"
+                     and e.get("checkpoint") is not None and e.get("task") != "global"), None)
+        if init is not None:
+            hits.append(_hit(init["ts_ns"], op, init))
+    return hits
+
+
+def _restart_after_global_update(f: Facts) -> list[Hit]:
+    """A global thread (re)started its restoration within GLOBAL_UPDATE_NS of a publish on
+    the accounts topic and had records to catch up on."""
+    hits = []
+    for e in f.named("global-restore-start"):
+        if (e.get("end_offset") or 0) <= (e.get("from_offset") or 0):
+            continue
+        last = max((t for t in f.publishes if t <= e["ts_ns"]), default=None)
+        if last is not None and e["ts_ns"] - last <= GLOBAL_UPDATE_NS:
+            hits.append(_hit(e["ts_ns"], e))
+    return hits
+
+
+def _rebalance_during_checkpoint(f: Facts) -> list[Hit]:
+    """A rebalance (an assignment or revocation in any process) while a task's checkpoint
+    write was held back by the checkpoint-delay fault (the global store's checkpoints
+    live outside the task directories a rebalance hands over: not counted)."""
+    hits = []
+    for delay in f.named("checkpoint-delay"):
+        if delay.get("task") == "global":
+            continue
+        until = delay["ts_ns"] + int(delay.get("delay_ms") or 0) * 1_000_000
+        seen = next((e for e in f.named(*REBALANCE_EVENTS)
+                     if delay["ts_ns"] < e["ts_ns"] < until), None)
+        if seen is not None:
+            hits.append(_hit(seen["ts_ns"], delay, seen))
+    return hits
+
+
+def _guarantee(name: str, commit: str) -> Callable[[Facts], list[Hit]]:
+    def detect(f: Facts) -> list[Hit]:
+        if f.guarantee != name:
+            return []
+        first = next(f.named(commit), None)
+        return [] if first is None else [_hit(first["ts_ns"], first)]
+    return detect
+
+
+CLASSES: tuple[ConditionClass, ...] = (
+    ConditionClass("zombie", "paused past its session, resumed while its tasks run elsewhere",
+                   _zombie),
+    ConditionClass("task-returns", "a task leaves a live process and returns to it",
+                   _task_returns),
+    ConditionClass("restored-then-killed",
+                   "a task restored from a non-empty changelog, killed while RUNNING",
+                   _restored_then_killed),
+    ConditionClass("crash-in-txn", "a crash inside an open transaction", _crash_in_txn),
+    ConditionClass("crash-after-commit", "a crash right after a commit", _crash_after_commit),
+    ConditionClass("flush-then-abort",
+                   "a memtable flush persisted writes of a transaction later aborted",
+                   _flush_then_abort),
+    ConditionClass("standby-promoted",
+                   "a standby promoted to active after its active's pod crashed or moved",
+                   _standby_promoted),
+    ConditionClass("move-full-restore", "a move without the volume: full restore",
+                   _move_full_restore),
+    ConditionClass("move-checkpoint-reuse", "a move with the volume: checkpoint reuse",
+                   _move_checkpoint_reuse),
+    ConditionClass("restart-after-global-update",
+                   "a pod or global thread restarted soon after a global-topic update",
+                   _restart_after_global_update),
+    ConditionClass("rebalance-during-checkpoint",
+                   "a rebalance while a checkpoint write is in flight",
+                   _rebalance_during_checkpoint),
+    ConditionClass("exactly-once", "the run used exactly-once (exactly_once_v2)",
+                   _guarantee("exactly_once_v2", "txn-commit"), scope="nightly"),
+    ConditionClass("at-least-once", "the run used at-least-once",
+                   _guarantee("at_least_once", "commit"), scope="nightly"),
+)

@@ -1,0 +1,78 @@
+"""The `partition` fault: its kind, its plans, and the local platform refusing it before a
+run starts (no engine needed; on a real engine: test_engine.py, tests/e2e)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from faults.kinds import FAULT_KINDS, FaultContext
+from faults.model import Step, Trigger
+from faults.plan import plan
+from harness.errors import UsageError
+from harness.platforms import require_platform
+
+
+class RecordingNetwork:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def disconnect(self, target: str) -> None:
+        self.calls.append(("disconnect", target))
+
+    def reconnect(self, target: str) -> None:
+        self.calls.append(("reconnect", target))
+
+
+def step(target: str) -> Step:
+    return Step(0, "partition", target, Trigger(6.0), heal_after_s=5.0)
+
+
+def test_partition_cuts_and_heals_through_the_network() -> None:
+    network = RecordingNetwork()
+    ctx = FaultContext(None, None, None, "app", network)  # type: ignore[arg-type]
+    kind = FAULT_KINDS["partition"]
+    kind.apply(ctx, step("pod-1"))
+    kind.heal(ctx, step("pod-1"))
+    kind.apply(ctx, step("broker-2"))
+    assert network.calls == [("disconnect", "pod-1"), ("reconnect", "pod-1"),
+                             ("disconnect", "broker-2")]
+    assert not kind.instant  # it stays in force until healed
+
+
+def test_partition_without_a_network_fails_its_step() -> None:
+    ctx = FaultContext(None, None, None, "app")  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="--platform docker"):
+        FAULT_KINDS["partition"].apply(ctx, step("pod-0"))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_partition_profile_cuts_pods_and_brokers_only_out_of_three(seed: int) -> None:
+    one = plan(seed, "partition", 2, 1, 60)
+    assert one.steps and {s.fault for s in one.steps} == {"partition"}
+    assert all(s.target.startswith("pod-") and s.heal_after_s for s in one.steps)
+    three = plan(seed, "partition", 2, 3, 60)
+    assert all(s.target in {"pod-0", "pod-1", "broker-1", "broker-2", "broker-3"}
+               for s in three.steps)
+
+
+def test_platforms_refuse_what_they_cannot_apply() -> None:
+    with pytest.raises(UsageError, match="--platform local cannot apply partition"):
+        require_platform("local", faults=["kill", "partition"])
+    require_platform("local", faults=["kill", "pause", "move"])  # no error
+
+
+def test_local_run_with_partition_exits_254_before_a_run_folder(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "--results-dir", str(tmp_path / "results"), "run",
+         "--profile", "partition", "--time-limit", "20"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 254
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--platform local cannot apply partition" in lines[0]
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())

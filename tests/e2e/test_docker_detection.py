@@ -1,0 +1,143 @@
+"""End to end on `--platform docker`, through the CLI: brokers and pods are containers
+(kill is the engine's SIGKILL, pause the cgroup freezer, moves named volumes). Each seed
+switch is caught under its targeted profile and the fixed worker passes the same plan; a
+caught run's repro brings the anomaly back; the fixed worker stays valid across network
+partitions. Skipped, with the reason, where no Docker engine answers.
+
+Lean on purpose (each run costs 1.5-2 min): the repro replays the KIP-406 run caught here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from faults.plan import plan
+from harness.errors import UsageError
+from harness.platforms.docker_engine import require_engine
+
+pytestmark = [pytest.mark.docker, pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
+
+SEED = "1"
+TIME_LIMIT_S = {"KAFKA-8187": "40"}  # as tests/e2e/test_detection.py, same reasons
+DEFAULT_TIME_LIMIT_S = "30"
+EXPECTED = {
+    "KAFKA-7672": {"lost-history"},
+    "KAFKA-8187": {"lost-history", "duplicate-output"},
+    "KAFKA-20685": {"dedup-skip", "stale-checkpoint"},
+    "KIP-406": {"unavailable"},
+}
+
+
+@pytest.fixture(scope="module")
+def engine() -> docker.DockerClient:
+    try:
+        require_engine()
+    except UsageError as exc:
+        pytest.skip(f"needs a Docker engine: {exc}")
+    return docker.from_env()
+
+
+def kchaos(results: Path, *args: str) -> tuple[int, Path, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
+        capture_output=True, text=True, timeout=900,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("run folder: ")]
+    assert lines, f"no run folder in output:\n{done.stdout}\n{done.stderr[-3000:]}"
+    return done.returncode, Path(lines[-1].removeprefix("run folder: ").strip()), done.stdout
+
+
+def run_profile(results: Path, profile: str, bugs: str | None) -> tuple[int, Path]:
+    time_limit = TIME_LIMIT_S.get(profile, DEFAULT_TIME_LIMIT_S)
+    args = ["run", "--platform", "docker", "--profile", profile, "--seed", SEED,
+            "--time-limit", time_limit, *(["--bugs", bugs] if bugs else [])]
+    code, run_dir, _ = kchaos(results, *args)
+    return code, run_dir
+
+
+def outcome(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "results.json").read_text())
+
+
+def steps(run_dir: Path) -> list[dict[str, Any]]:
+    return list(json.loads((run_dir / "plan.json").read_text())["steps"])
+
+
+def planned(run_dir: Path) -> list[tuple[Any, ...]]:
+    return [(s["fault"], s["target"], s["trigger"]["at_s"], s["trigger"]["condition"])
+            for s in steps(run_dir)]
+
+
+def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
+    config = json.loads((run_dir / "run.json").read_text())["config"]
+    drawn = plan(int(SEED), profile, config["pods"], config["brokers"], config["time_limit_s"])
+    return [(s.fault, s.target, s.trigger.at_s, s.trigger.condition) for s in drawn.steps]
+
+
+def assert_nothing_left(engine: docker.DockerClient, run_dir: Path) -> None:
+    ours = {"label": f"kchaos.run={run_dir.name}"}
+    assert not engine.containers.list(all=True, filters=ours), "containers left behind"
+    assert not engine.networks.list(filters=ours), "networks left behind"
+    # Pod volumes: run-folder bind volumes, their engine objects dropped at teardown.
+    assert not engine.volumes.list(filters=ours), "volumes left behind"
+
+
+@pytest.mark.timeout(1800)  # KIP-406 runs twice (the repro); each run is minutes on a busy box
+@pytest.mark.parametrize("bug", list(EXPECTED))
+def test_switch_is_caught_on_docker(bug: str, tmp_path: Path,
+                                    engine: docker.DockerClient) -> None:
+    code, run_dir = run_profile(tmp_path, bug, bug)
+    result = outcome(run_dir)
+    assert json.loads((run_dir / "run.json").read_text())["config"]["platform"] == "docker"
+    assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
+    found = set(result["anomaly_counts"])
+    assert found & EXPECTED[bug], f"{bug}: expected one of {EXPECTED[bug]}, got {found}"
+    assert planned(run_dir) == expected_steps(bug, run_dir)
+    assert_nothing_left(engine, run_dir)
+    if bug != "KIP-406":
+        return
+    # repro of a failing docker run: same plan, on docker again, the anomaly back
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "repro", str(run_dir), "--times", "1"],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
+    assert "unavailable" in done.stdout and "1/1" in done.stdout
+    (replay,) = [p for p in tmp_path.iterdir() if p.is_dir() and p != run_dir]
+    assert planned(replay) == planned(run_dir)
+    assert json.loads((replay / "run.json").read_text())["config"]["platform"] == "docker"
+    assert_nothing_left(engine, replay)
+
+
+@pytest.mark.parametrize("bug", list(EXPECTED))
+def test_fixed_worker_passes_the_same_plan_on_docker(bug: str, tmp_path: Path,
+                                                     engine: docker.DockerClient) -> None:
+    code, run_dir = run_profile(tmp_path, bug, None)
+    result = outcome(run_dir)
+    assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
+    assert planned(run_dir) == expected_steps(bug, run_dir)
+    assert all(s["status"] == "healed" for s in steps(run_dir)), "the faults really happened"
+    assert_nothing_left(engine, run_dir)
+
+
+def test_fixed_worker_is_valid_across_partitions(tmp_path: Path,
+                                                 engine: docker.DockerClient) -> None:
+    code, run_dir = run_profile(tmp_path, "partition", None)
+    result = outcome(run_dir)
+    assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
+    cuts = [s for s in steps(run_dir) if s["fault"] == "partition"]
+    assert cuts and all(s["status"] == "healed" for s in cuts), cuts
+    # The report's timeline carries the partitions (nemesis ops with their phases).
+    ops = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+    phases = [o["value"]["phase"] for o in ops if o["process"] == "nemesis"
+              and o["f"] == "partition"]
+    assert phases.count("start") == phases.count("end") == len(cuts)
+    assert "partition" in (run_dir / "report.html").read_text()
+    assert_nothing_left(engine, run_dir)

@@ -1,0 +1,67 @@
+"""run.json keeps everything needed to redo a run: any valid RunConfig written the way the
+harness writes run.json reads back equal (`kchaos repro` depends on it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from faults.plan import PROFILES
+from harness.results import read_json, write_json
+from harness.run.config import GUARANTEES, PLATFORMS, RunConfig, known_bugs
+
+names = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF), min_size=1, max_size=12)
+seconds = st.floats(min_value=10, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def run_configs(draw: st.DrawFn) -> RunConfig:
+    pods = draw(st.integers(1, 8))
+    kstreams = draw(st.booleans())
+    return RunConfig(
+        profile=draw(st.sampled_from(PROFILES)),
+        seed=draw(st.integers(0, 2**63)),
+        time_limit_s=draw(seconds),
+        pods=pods,
+        threads=draw(st.integers(1, 4)),
+        standbys=draw(st.integers(0, pods)),
+        brokers=draw(st.sampled_from([1, 3])),
+        rate=draw(st.floats(min_value=0.001, max_value=1e5)),
+        bugs=() if kstreams else tuple(draw(st.lists(st.sampled_from(known_bugs()),
+                                                      unique=True, max_size=3))),
+        guarantee=draw(st.sampled_from(GUARANTEES)),
+        bootstrap=draw(st.none() | st.just("127.0.0.1:9092")),
+        platform=draw(st.sampled_from(PLATFORMS)),
+        partitions=draw(st.integers(1, 64)),
+        accounts=draw(st.integers(1, 1000)),
+        duplicate_fraction=draw(st.floats(min_value=0, max_value=0.99)),
+        application_id=draw(names),
+        drain_timeout_s=draw(seconds),
+        commit_interval_ms=draw(st.integers(1, 10**6)),
+        spark_master=draw(st.none() | st.just("spark://127.0.0.1:7077")),
+        sut="kstreams" if kstreams else "python",
+        kstreams_version=draw(st.none() | st.just("4.1.2")) if kstreams else None,
+        streams_config=tuple(draw(st.lists(st.just("a.b=1") | st.just("x=y=z"), max_size=2)))
+        if kstreams else (),
+    )
+
+
+@given(run_configs())
+@settings(max_examples=150, deadline=None)
+def test_run_config_survives_run_json(config: RunConfig) -> None:
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.json"
+        write_json(path, {"config": config.to_json()})
+        assert RunConfig.from_json(read_json(path)["config"]) == config
+
+
+@given(run_configs())
+@settings(max_examples=50, deadline=None)
+def test_run_config_json_is_plain(config: RunConfig) -> None:
+    """Only JSON types: a reader in another language (the report, CI) sees the same."""
+    data = config.to_json()
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
