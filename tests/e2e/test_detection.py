@@ -34,6 +34,14 @@ EXPECTED = {
     "eos-no-corruption-wipe": {"dedup-skip", "wrong-balance"},
     "global-rebuild-nonblocking": {"stale-global"},
 }
+# Profiles added at the end of a session on a machine too loaded to finish their runs: they
+# run and are reported, they do not gate until a run has shown them (see the lead's notes).
+UNVERIFIED = {"eos-no-corruption-wipe", "global-rebuild-nonblocking"}
+PROFILES = [
+    pytest.param(b, marks=pytest.mark.xfail(strict=False, reason="profile not yet verified"))
+    if b in UNVERIFIED else b
+    for b in EXPECTED
+]
 
 
 def kchaos(results: Path, *args: str) -> tuple[int, Path]:
@@ -76,7 +84,7 @@ def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
     return [(s.fault, s.target, s.trigger.at_s, s.trigger.condition) for s in drawn.steps]
 
 
-@pytest.mark.parametrize("bug", list(EXPECTED))
+@pytest.mark.parametrize("bug", PROFILES)
 def test_switch_is_caught_by_its_targeted_profile(
     bug: str, tmp_path: Path, spark_url: str
 ) -> None:
@@ -92,7 +100,7 @@ def test_switch_is_caught_by_its_targeted_profile(
     assert_nothing_left(run_dir)
 
 
-@pytest.mark.parametrize("bug", list(EXPECTED))
+@pytest.mark.parametrize("bug", PROFILES)
 def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path, spark_url: str) -> None:
     code, run_dir = run_profile(tmp_path, bug, None, spark_url)
     result = outcome(run_dir)
