@@ -1,15 +1,22 @@
-"""Checker throughput on synthetic ledger histories (the target: 10M events in under 2
-minutes on 2 cores).
+"""Checker speed, the old way and the new way side by side in one bench run, beside a
+DuckDB floor on the same Parquet files.
 
-For each size: generate a valid history with Spark (8 partitions, 1 account per 100
-events, 5% re-sent events, account version bumps, changelogs of both stores, a clean
-restart of every task half way with the checkpoint digests it really had), then run the
-full check in a fresh process (as `kchaos check` would) and print events/s split into
-Spark start, load (read + derive + cache the committed views) and each check, plus the
-peak resident memory of the driver (Python + its JVM; on local[*] the JVM is also the
-executor). Generated histories are kept under bench/out/ and reused.
+Targets: synthetic ledger histories (bench/checker_history.py; 1M and 10M events by
+default) and real run folders (`--run results/<run>`, copied under bench/out/ first). Each
+target is checked:
+  fresh   `python -m checker` in a fresh process starting its own local[*] JVM (as every
+          run did before: a JVM per check);
+  shared  the same command against one Spark Connect server started by the bench (as a
+          nightly, `kchaos check A B C` and the e2e tests now do): cold, then warm;
+  cluster (with --standalone) against a local standalone master, its one worker given 1,
+          then 2 cores;
+and DuckDB answers the lost/duplicate join of committed input against output on the same
+files (the in-process columnar floor). Printed: wall seconds split into Spark start, load
+and checks, the CPU seconds of the client and of the JVM, and the load average at that
+moment: the machine is shared, so CPU seconds are the steadier figure.
 
-    .venv/bin/python bench/bench_checker.py [--sizes 1000000,10000000] [--regenerate]
+    .venv/bin/python bench/bench_checker.py [--sizes 1000000,10000000] [--run DIR ...]
+                                            [--standalone] [--regenerate]
 """
 
 from __future__ import annotations
@@ -23,262 +30,21 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from checker.session import start_spark  # noqa: E402
-from workloads.ledger.contract import changelog_topic, store_digest, task_id  # noqa: E402
+from checker_history import OUT, ensure_history  # noqa: E402
 
-OUT = REPO / "bench" / "out" / "checker"
-PARTITIONS = 8
-T0_MS = 1_700_000_000_000
-RESEND_EVERY = 20  # offset % 20 == 19 re-sends the event 37 offsets earlier
-RESEND_BACK = 37
-APP = "bench-app"
+from checker.spark_server import SparkConnectServer  # noqa: E402
 
-
-def generate(spark: object, n: int, history: Path) -> None:
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    per_part_accounts = max(1, n // 100 // PARTITIONS)
-    i = F.col("id")
-    p = (i % PARTITIONS).cast("int")
-    o = (i / PARTITIONS).cast("long")
-    resend = ((o % RESEND_EVERY) == RESEND_EVERY - 1) & (o >= RESEND_BACK)
-    j = F.when(resend, i - RESEND_BACK * PARTITIONS).otherwise(i)  # the original's id
-    oj = (j / PARTITIONS).cast("long")
-    acct_idx = (oj * 7919 % per_part_accounts) * PARTITIONS + p
-    base = spark.range(n).select(  # type: ignore[attr-defined]
-        p.alias("partition"),
-        o.alias("offset"),
-        (F.lit(T0_MS) + i).alias("timestamp_ms"),
-        F.concat(F.lit("e-"), j.cast("string")).alias("event_id"),
-        F.format_string("acct-%07d", acct_idx).alias("account"),
-        ((j * 31 % 201) - 100).alias("amount"),
-        resend.alias("resend"),
-    )
-    base.drop("resend").write.mode("overwrite").parquet(str(history / "input.parquet"))
-
-    half_ms = T0_MS + n // 2
-    by_account = (
-        Window.partitionBy("account")
-        .orderBy("offset")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    # 1 account in 100 gets version 2 half way; outputs after it (plus a second) see it.
-    bumped = F.abs(F.hash("account")) % 100 == 0
-    firsts = base.where(~F.col("resend")).withColumn("balance", F.sum("amount").over(by_account))
-    firsts = firsts.withColumn(
-        "global_version",
-        F.when(bumped & (F.col("timestamp_ms") > half_ms + 1000), 2).otherwise(1).cast("long"),
-    )
-    firsts.select(
-        "partition",
-        "offset",
-        (F.col("timestamp_ms") + 3).alias("timestamp_ms"),
-        "event_id",
-        "account",
-        "amount",
-        "balance",
-        F.col("partition").alias("in_partition"),
-        F.col("offset").alias("in_offset"),
-        "global_version",
-    ).write.mode("overwrite").parquet(str(history / "output.parquet"))
-
-    out = spark.read.parquet(str(history / "output.parquet"))  # type: ignore[attr-defined]
-    changelog = out.select(
-        F.lit("balances").alias("store"),
-        "partition",
-        "offset",
-        F.col("account").alias("key"),
-        F.col("balance").cast("string").alias("value"),
-    ).unionByName(
-        out.select(
-            F.lit("dedup").alias("store"),
-            "partition",
-            "offset",
-            F.col("event_id").alias("key"),
-            F.concat_ws(":", "in_partition", "in_offset").alias("value"),
-        )
-    )
-    changelog.write.mode("overwrite").parquet(str(history / "changelog.parquet"))
-
-    accounts = spark.range(per_part_accounts * PARTITIONS).select(  # type: ignore[attr-defined]
-        F.format_string("acct-%07d", F.col("id")).alias("account")
-    )
-    v1 = accounts.select(
-        F.lit(T0_MS - 1000).alias("timestamp_ms"), "account", F.lit(1).cast("long").alias("version")
-    )
-    v2 = accounts.where(bumped).select(
-        F.lit(half_ms).alias("timestamp_ms"), "account", F.lit(2).cast("long").alias("version")
-    )
-    v1.unionByName(v2).select(
-        F.monotonically_increasing_id().alias("offset"),
-        "timestamp_ms",
-        "account",
-        "version",
-        F.lit("basic").alias("tier"),
-    ).write.mode("overwrite").parquet(str(history / "accounts.parquet"))
-
-    ends = base.groupBy("partition").agg((F.max("offset") + 1).alias("end"))
-    ends.select("partition", F.col("end").alias("committed"), "end").write.mode(
-        "overwrite"
-    ).parquet(str(history / "offsets.parquet"))
-
-    _traces(spark, n, history, out)
-    meta = {
-        "guarantee": "exactly_once_v2",
-        "partitions": PARTITIONS,
-        "application_id": APP,
-        "drained": True,
-        "drain_seconds": 1.0,
-        "dead_pods": [],
-    }
-    (history / "meta.json").write_text(json.dumps(meta))
-
-
-def _traces(spark: object, n: int, history: Path, out: object) -> None:
-    """Task inits at start (no checkpoint) and at a clean restart half way (checkpoint and
-    the digest the store had, computed independently of the checker's delta method), and a
-    dedup-skip event for every re-send."""
-    from pyspark.sql import functions as F
-
-    cl = spark.read.parquet(str(history / "changelog.parquet"))  # type: ignore[attr-defined]
-    half = n // PARTITIONS // 2
-    upto = cl.where(F.col("offset") <= half)
-    state = upto.groupBy("store", "partition", "key").agg(F.max_by("value", "offset").alias("v"))
-    digests = {
-        (r["store"], r["partition"]): (r["c"], r["last"])
-        for r in state.groupBy("store", "partition")
-        .agg(F.count("*").alias("c"))
-        .join(
-            upto.groupBy("store", "partition").agg(F.max("offset").alias("last")),
-            ["store", "partition"],
-        )
-        .collect()
-    }
-    sums = {
-        (r["store"], r["partition"]): r["s"]
-        for r in state.groupBy("store", "partition")
-        .agg(F.sum(F.crc32(F.concat("key", F.lit("\u0000"), "v").cast("binary"))).alias("s"))
-        .collect()
-    }
-    lines = []
-    mid_ns = (T0_MS + n // 2) * 1_000_000
-    for part in range(PARTITIONS):
-        t = task_id(part)
-        lines.append(
-            {
-                "ts_ns": T0_MS * 1_000_000 - 10,
-                "pid": 1,
-                "event": "task-init",
-                "task": t,
-                "kind": "active",
-                "store": "balances",
-                "checkpoint": None,
-                "digest": store_digest([]),
-                "entries": 0,
-            }
-        )
-        lines.append({"ts_ns": T0_MS * 1_000_000 - 9, "pid": 1, "event": "task-running", "task": t})
-        offsets = {changelog_topic(APP, s): digests[(s, part)][1] for s in ("balances", "dedup")}
-        lines.append(
-            {
-                "ts_ns": mid_ns,
-                "pid": 1,
-                "event": "checkpoint-write",
-                "task": t,
-                "offsets": offsets,
-                "reason": "close",
-            }
-        )
-        for k, store in enumerate(("balances", "dedup")):
-            count, last = digests[(store, part)]
-            lines.append(
-                {
-                    "ts_ns": mid_ns + 1 + k,
-                    "pid": 2,
-                    "event": "task-init",
-                    "task": t,
-                    "kind": "active",
-                    "store": store,
-                    "checkpoint": last,
-                    "digest": f"{count}:{sums[(store, part)]}",
-                    "entries": count,
-                }
-            )
-        lines.append(
-            {
-                "ts_ns": mid_ns + 3,
-                "pid": 2,
-                "event": "checkpoint-read",
-                "task": t,
-                "offsets": offsets,
-            }
-        )
-        lines.append(
-            {
-                "ts_ns": mid_ns + 4,
-                "pid": 2,
-                "event": "checkpoint-delete",
-                "task": t,
-                "reason": "eos-init",
-            }
-        )
-        lines.append({"ts_ns": mid_ns + 5, "pid": 2, "event": "task-running", "task": t})
-    rows = [
-        (
-            f"pod-{x['task']}",
-            x["pid"],
-            x["ts_ns"],
-            "StreamThread-1",
-            x["event"],
-            x["task"],
-            json.dumps({"pod": f"pod-{x['task']}", "thread": "StreamThread-1", **x}),
-        )
-        for x in lines
-    ]
-    lifecycle = spark.createDataFrame(  # type: ignore[attr-defined]
-        rows,
-        "pod STRING, pid BIGINT, ts_ns BIGINT, thread STRING, event STRING, task STRING, "
-        "data STRING",
-    )
-    inp = spark.read.parquet(str(history / "input.parquet"))  # type: ignore[attr-defined]
-    skips = inp.where(
-        ((F.col("offset") % RESEND_EVERY) == RESEND_EVERY - 1) & (F.col("offset") >= RESEND_BACK)
-    ).select(
-        F.concat(F.lit("pod-0_"), F.col("partition").cast("string")).alias("pod"),
-        F.lit(2).cast("long").alias("pid"),
-        (F.col("timestamp_ms") * 1_000_000 + 2).alias("ts_ns"),
-        F.lit("StreamThread-1").alias("thread"),
-        F.lit("dedup-skip").alias("event"),
-        F.concat(F.lit("0_"), F.col("partition").cast("string")).alias("task"),
-        F.to_json(F.struct("event_id", "partition", "offset")).alias("data"),
-    )
-    lifecycle.unionByName(skips).write.mode("overwrite").parquet(str(history / "traces.parquet"))
-
-
-def ensure_history(n: int, regenerate: bool) -> Path:
-    run = OUT / str(n)
-    done = run / "history" / ".complete"
-    if done.exists() and not regenerate:
-        return run
-    shutil.rmtree(run, ignore_errors=True)
-    (run / "history").mkdir(parents=True)
-    t = time.perf_counter()
-    spark = start_spark(app_name="kchaos-bench-generate")
-    try:
-        generate(spark, n, run / "history")
-    finally:
-        spark.stop()
-    done.write_text("")
-    print(f"generated {n:,} events in {time.perf_counter() - t:.1f} s -> {run}", flush=True)
-    return run
+sys.path.insert(0, str(REPO / "tests" / "checker"))
+from spark_standalone import standalone_cluster  # noqa: E402
 
 
 class TreeSampler:
@@ -316,50 +82,125 @@ class TreeSampler:
         self._thread.join()
 
 
-def run_check(run: Path, master: str | None) -> tuple[dict, TreeSampler]:
-    """`python -m checker` in a fresh process; returns results.json and the sampler."""
+def run_check(run: Path, master: str | None, server_pid: int | None = None) -> Figures:
+    """`python -m checker` in a fresh process; the figures of its results.json, plus CPU
+    seconds of the client tree and, for a shared server, of the server's tree meanwhile."""
     cmd = [sys.executable, "-m", "checker", str(run)]
     if master:
         cmd += ["--spark-master", master]
+    server = TreeSampler(server_pid) if server_pid else None
+    if server:
+        server._sample()
+    before = sum(server.cpu.values()) if server else 0.0
+    t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
     with TreeSampler(proc.pid) as sampler:
         code = proc.wait()
+    wall = time.perf_counter() - t
     if code not in (0, 1, 2):
         raise RuntimeError(f"checker exited {code}")
-    return json.loads((run / "results.json").read_text()), sampler
+    if server:
+        server._sample()
+    doc = json.loads((run / "results.json").read_text())
+    return Figures(doc, wall, sum(sampler.cpu.values()),
+                   (sum(server.cpu.values()) - before) if server else 0.0,
+                   sampler.peak_rss, os.getloadavg()[0])
 
 
-def report(n: int, doc: dict, sampler: TreeSampler) -> None:
-    f = doc["figures"]
-    total = f["total_s"]
-    cpu = sum(sampler.cpu.values())
-    print(
-        f"\n== {n:,} events: verdict {doc['verdict']}, {total:.1f} s, "
-        f"{n / total:,.0f} events/s, peak driver RSS {sampler.peak_rss / 2**20:,.0f} MiB"
-    )
-    print(
-        f"  CPU {cpu:.1f} s (driver + JVM); load average {os.getloadavg()[0]:.1f} "
-        f"on {os.cpu_count()} cores (the machine is shared)"
-    )
-    print(f"  {'spark start':18} {f.get('spark_start_s', 0):8.1f} s")
-    print(f"  {'load':18} {f.get('load_s', 0):8.1f} s   (read, derive, cache committed views)")
-    for name, s in f.get("check_s", {}).items():
-        rate = f"{n / s:14,.0f} events/s" if s > 0 else ""
-        print(f"  {name:18} {s:8.1f} s {rate}")
-    anomalies = doc.get("anomaly_counts") or "none"
-    print(f"  anomalies: {anomalies}")
+@dataclass(frozen=True)
+class Figures:
+    doc: dict[str, Any]
+    wall_s: float
+    client_cpu_s: float
+    server_cpu_s: float
+    peak_rss: int
+    load: float
+
+    def line(self, way: str) -> str:
+        f = self.doc["figures"]
+        checks = sum(f.get("check_s", {}).values())
+        return (f"  {way:14} {self.wall_s:7.1f} s wall  (start {f.get('spark_start_s', 0):5.1f}"
+                f"  load {f.get('load_s', 0):6.1f}  checks {checks:6.1f})  CPU client "
+                f"{self.client_cpu_s:6.1f} s + server {self.server_cpu_s:6.1f} s  "
+                f"verdict {self.doc['verdict']}  load avg {self.load:.1f}")
+
+
+def _parquet(path: Path) -> str:
+    return f"{path}/*.parquet" if path.is_dir() else str(path)
+
+
+def duckdb_floor(history: Path) -> tuple[float, int, int]:
+    """Seconds, lost and duplicated events: committed input (below the group's committed
+    offsets) against output, per (account, event id)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET threads = 2")
+    inp = _parquet(history / "input.parquet")
+    t = time.perf_counter()
+    lost, dups = con.execute(f"""
+        WITH committed AS (
+            SELECT i.account, i.event_id FROM read_parquet('{inp}') i
+            JOIN read_parquet('{_parquet(history / "offsets.parquet")}') c
+              ON i.partition = c.partition AND i.offset < c.committed),
+        ins AS (SELECT account, event_id FROM committed GROUP BY ALL),
+        outs AS (SELECT account, event_id, count(*) AS n
+                 FROM read_parquet('{_parquet(history / "output.parquet")}') GROUP BY ALL)
+        SELECT count(*) FILTER (WHERE outs.n IS NULL), count(*) FILTER (WHERE outs.n > 1)
+        FROM ins LEFT JOIN outs USING (account, event_id)""").fetchone()
+    return time.perf_counter() - t, int(lost), int(dups)
+
+
+def copy_run(run: Path) -> Path:
+    """A real run's history, copied: the bench rewrites results.json many times."""
+    dest = OUT / f"run-{run.name}"
+    if not (dest / "history").is_dir():
+        shutil.copytree(run / "history", dest / "history")
+    return dest
+
+
+def bench_target(name: str, run: Path, server: Any, standalone: bool) -> None:
+    history = run / "history"
+    events = None
+    print(f"\n== {name} ({run}) on {os.cpu_count()} cores, load avg {os.getloadavg()[0]:.1f}",
+          flush=True)
+    fresh = run_check(run, None)
+    print(fresh.line("fresh JVM"), flush=True)
+    cold = run_check(run, server.url, server.proc.pid)
+    print(cold.line("shared, cold"), flush=True)
+    warm = run_check(run, server.url, server.proc.pid)
+    print(warm.line("shared, warm"), flush=True)
+    events = warm.doc["figures"].get("events", 0)
+    floor_s, lost, dups = duckdb_floor(history)
+    print(f"  {'duckdb floor':14} {floor_s:7.2f} s wall  (lost {lost}, duplicated {dups})")
+    print(f"  events {events:,}; peak RSS fresh {fresh.peak_rss / 2**20:,.0f} MiB; "
+          f"warm/fresh wall {warm.wall_s / fresh.wall_s:.2f}; warm check "
+          f"{warm.doc['figures']['total_s']:.1f} s = {warm.doc['figures']['total_s'] / floor_s:.1f}"
+          f" x the DuckDB floor", flush=True)
+    if warm.doc["verdict"] != fresh.doc["verdict"]:
+        print(f"  VERDICTS DIFFER: fresh {fresh.doc['verdict']}, shared {warm.doc['verdict']}")
+    if standalone:
+        # One worker (this machine has 2 cores), its executor given 1 core, then 2.
+        for cores in (1, 2):
+            with standalone_cluster(OUT / f"standalone-{cores}", cores=cores) as master:
+                print(run_check(run, master).line(f"cluster {cores} core"), flush=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="1000000,10000000")
-    ap.add_argument("--spark-master", default=None)
+    ap.add_argument("--sizes", default="1000000,10000000", help="synthetic events; '' for none")
+    ap.add_argument("--run", type=Path, action="append", default=[],
+                    help="a real run folder (its history/ is copied under bench/out/)")
+    ap.add_argument("--standalone", action="store_true",
+                    help="also on a standalone cluster (1 worker; 1 then 2 cores)")
     ap.add_argument("--regenerate", action="store_true")
     args = ap.parse_args()
-    for n in (int(s) for s in args.sizes.split(",")):
-        run = ensure_history(n, args.regenerate)
-        doc, sampler = run_check(run, args.spark_master)
-        report(n, doc, sampler)
+    targets = [(f"run {r.name}", copy_run(r)) for r in args.run]
+    targets += [(f"{int(n):,} events", ensure_history(int(n), args.regenerate))
+                for n in args.sizes.split(",") if n]
+    with SparkConnectServer(OUT / "spark-connect.log") as server:
+        for name, run in targets:
+            bench_target(name, run, server, args.standalone)
     return 0
 
 

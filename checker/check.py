@@ -19,7 +19,7 @@ from checker.coverage import coverage_section
 from checker.frames import Frames, load_frames
 from checker.meta import Meta, load_meta
 from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
-from checker.session import start_spark
+from checker.session import shuffle_partitions_for, start_spark
 
 RESULTS_FILE = "results.json"
 
@@ -28,6 +28,10 @@ def _error_text(exc: BaseException) -> str:
     # The last line of a Py4J/Spark error is usually the useful one; keep it short.
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return text if len(text) <= 2000 else text[:2000] + " ..."
+
+
+def history_bytes(history_dir: Path) -> int:
+    return sum(f.stat().st_size for f in Path(history_dir).rglob("*.parquet") if f.is_file())
 
 
 def run_checks(
@@ -114,6 +118,9 @@ def check_history(
         if own:
             spark = start_spark(spark_master)
         figures["spark_start_s"] = round(time.perf_counter() - t, 3)
+        partitions = shuffle_partitions_for(history_bytes(history_dir))
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        figures["shuffle_partitions"] = partitions
         t = time.perf_counter()
         frames = load_frames(spark, history_dir)
         events = frames.persist()

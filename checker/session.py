@@ -34,6 +34,10 @@ DEFAULT_DRIVER_MEMORY = "4g"
 # 16, not 2 x cores: the per-event aggregation holds a hash map per task, and smaller
 # maps stay in cache; measured 20% less CPU than 8 on 10M events (bench_checker.py).
 DEFAULT_SHUFFLE_PARTITIONS = 16
+# Small histories (a 60 s run is 0.5 MB of Parquet) pay per task, not per row: 2 partitions
+# instead of 16 took 40% less JVM CPU to check a 60 s run (PERF notes in README).
+BYTES_PER_SHUFFLE_PARTITION = 8 * 2**20
+MIN_SHUFFLE_PARTITIONS = 2
 
 
 def _log_config() -> Path:
@@ -43,6 +47,46 @@ def _log_config() -> Path:
     return path
 
 
+def spark_conf(shuffle_partitions: int | None = None) -> dict[str, str]:
+    """The driver settings of every checker Spark, in-process or a Connect server's."""
+    java_opts = f"-Dlog4j2.configurationFile=file:{_log_config()}"
+    partitions = shuffle_partitions or int(
+        os.environ.get("KCHAOS_SHUFFLE_PARTITIONS", DEFAULT_SHUFFLE_PARTITIONS)
+    )
+    return {
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(partitions),
+        "spark.default.parallelism": str(partitions),
+        "spark.sql.adaptive.enabled": "true",
+        # The cached per-event view is read a few times, then dropped: compressing it
+        # costs more CPU than the reads save.
+        "spark.sql.inMemoryColumnarStorage.compressed": "false",
+        "spark.sql.session.timeZone": "UTC",
+        # Inputs and outputs are distributed by account once; joins on (account, ...)
+        # may then reuse that distribution instead of shuffling on all their keys.
+        "spark.sql.requireAllClusterKeysForCoPartition": "false",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        # A standalone executor gets 1 GiB by default: enough for our jobs' spills.
+        "spark.executor.memory": os.environ.get("KCHAOS_EXECUTOR_MEMORY", "2g"),
+    }
+
+
+def shuffle_partitions_for(history_bytes: int) -> int:
+    """Shuffle partitions for a history of this size; KCHAOS_SHUFFLE_PARTITIONS wins."""
+    if os.environ.get("KCHAOS_SHUFFLE_PARTITIONS"):
+        return int(os.environ["KCHAOS_SHUFFLE_PARTITIONS"])
+    wanted = -(-history_bytes // BYTES_PER_SHUFFLE_PARTITION)
+    return max(MIN_SHUFFLE_PARTITIONS, min(DEFAULT_SHUFFLE_PARTITIONS, wanted))
+
+
+def is_connect_url(master: str | None) -> bool:
+    return bool(master) and str(master).startswith("sc://")
+
+
 def start_spark(
     master: str | None = None,
     *,
@@ -50,39 +94,26 @@ def start_spark(
     shuffle_partitions: int | None = None,
     app_name: str = "kchaos-checker",
 ) -> SparkSession:
-    """Start (or join the already running) session. The caller stops it."""
+    """Start (or join the already running) session. The caller stops it.
+
+    `sc://HOST:PORT` connects to a running Spark Connect server (checker/spark_server.py)
+    instead: no JVM is started here, and stopping the session leaves the server up.
+    """
     # The launcher (spark-submit) and the JVM must bind to loopback, never a public address.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    java_opts = f"-Dlog4j2.configurationFile=file:{_log_config()}"
-    partitions = shuffle_partitions or int(
-        os.environ.get("KCHAOS_SHUFFLE_PARTITIONS", DEFAULT_SHUFFLE_PARTITIONS)
+    if master is not None and is_connect_url(master):
+        session = SparkSession.builder.remote(master).getOrCreate()
+        # Session-level settings only: the server's driver settings are its own.
+        session.conf.set("spark.sql.session.timeZone", "UTC")
+        if shuffle_partitions:
+            session.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        return session
+    builder = SparkSession.builder.appName(app_name).master(master or "local[*]").config(
+        "spark.driver.memory",
+        driver_memory or os.environ.get("KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
     )
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .master(master or "local[*]")
-        .config(
-            "spark.driver.memory",
-            driver_memory or os.environ.get("KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
-        )
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(partitions))
-        .config("spark.default.parallelism", str(partitions))
-        .config("spark.sql.adaptive.enabled", "true")
-        # The cached per-event view is read a few times, then dropped: compressing it
-        # costs more CPU than the reads save.
-        .config("spark.sql.inMemoryColumnarStorage.compressed", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        # Inputs and outputs are distributed by account once; joins on (account, ...)
-        # may then reuse that distribution instead of shuffling on all their keys.
-        .config("spark.sql.requireAllClusterKeysForCoPartition", "false")
-        .config("spark.driver.extraJavaOptions", java_opts)
-        .config("spark.executor.extraJavaOptions", java_opts)
-        # A standalone executor gets 1 GiB by default: enough for our jobs' spills.
-        .config("spark.executor.memory", os.environ.get("KCHAOS_EXECUTOR_MEMORY", "2g"))
-    )
+    for key, value in spark_conf(shuffle_partitions).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -127,7 +127,7 @@ def _nightly(args: argparse.Namespace) -> int:
     from harness.nightly import nightly, parse_duration
 
     return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
-                   [sys.executable, "-m", "harness"])
+                   [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -185,8 +185,9 @@ def build_parser() -> Parser:
     repro.set_defaults(handler=_repro)
 
     check = commands.add_parser("check", help="judge a run's stored history again")
-    check.add_argument("run_dir", type=Path)
-    check.add_argument("--spark-master", default=None, help="default local[*]")
+    check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
+    check.add_argument("--spark-master", default=None,
+                       help="default local[*]; sc://HOST:PORT for a Spark Connect server")
     check.set_defaults(handler=_check)
 
     report = commands.add_parser("report", help="render a run's report.html again")
@@ -197,6 +198,8 @@ def build_parser() -> Parser:
     nightly.add_argument("--budget", default="2h", help="e.g. 90m, 2h, 1h30m (default 2h)")
     nightly.add_argument("--matrix", type=Path, default=None,
                          help="YAML matrix (default: harness/matrix_default.yaml)")
+    nightly.add_argument("--no-shared-spark", action="store_true",
+                         help="each run starts its own Spark (default: one shared server)")
     nightly.set_defaults(handler=_nightly)
 
     serve = commands.add_parser("serve", help="serve the results folder on 127.0.0.1")

@@ -31,6 +31,7 @@ from harness.report.junit import JUNIT_FILE, write_junit, write_run_junit
 from harness.report.report import REPORT_FILE, render_report
 from harness.report.summary import RunSummary, format_duration, summarize_dir
 from harness.results import write_json
+from harness.shared_spark import shared_checker
 
 NIGHTLY_JUNIT = "nightly-junit.xml"  # a stable path for CI, overwritten by each nightly
 
@@ -76,7 +77,8 @@ def _judge(attempts: list[Attempt]) -> tuple[dict[int, RunSummary], list[LostRun
 
 
 def nightly(
-    results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str]
+    results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str],
+    shared_spark: bool = False,
 ) -> int:
     matrix = load_matrix(matrix_path)  # all of it checked before anything is written
     results_dir = Path(results_dir)
@@ -89,10 +91,14 @@ def nightly(
     err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, budget "
               f"{format_duration(budget_s)}, logs in {log_dir}", highlight=False)
 
-    def start(cell: Cell, number: int) -> Attempt:
-        return launch(kchaos_argv, cell, matrix, results_dir, log_dir, number)
+    # One Spark Connect server checks every run (harness/shared_spark.py).
+    with shared_checker(matrix.extra_args, log_dir, shared_spark) as extra_args:
+        matrix = dataclasses.replace(matrix, extra_args=extra_args)
 
-    done = run_matrix(matrix, budget_s, start)
+        def start(cell: Cell, number: int) -> Attempt:
+            return launch(kchaos_argv, cell, matrix, results_dir, log_dir, number)
+
+        done = run_matrix(matrix, budget_s, start)
     attempts, skipped = done.attempts, done.skipped
     summaries, lost, verdict = _judge(attempts)
     try:

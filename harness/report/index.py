@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from common.files import write_atomically
-from harness.report.charts import plotly_js, to_div, trend_figure
+from harness.report.charts import to_div, trend_figure
 from harness.report.coverage import coverage_table
 from harness.report.pages import environment, href, short_error
+from harness.report.plotly_file import NO_PLOTLY, plotly_vars
 from harness.report.report import REPORT_FILE
 from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import (
@@ -102,7 +103,7 @@ def render_index(results_dir: Path) -> Path:
         missed=sum(not s.expectation_met for s in runs),
         trend=to_div(trend_figure(runs), "trend-chart") if dated else "",
         coverage=coverage_table(s.run_dir for s in runs),
-        plotly_js=plotly_js() if dated else "",
+        **(plotly_vars(results_dir, results_dir) if dated else NO_PLOTLY),
         results_dir=str(results_dir),
         rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from common.files import write_atomically
-from harness.report.charts import plotly_js, timeline_figure, to_div
+from harness.report.charts import timeline_figure, to_div
 from harness.report.coverage import CoverageRow, coverage_rows
 from harness.report.examples import CheckView, Table, check_views, records_table
 from harness.report.pages import (
@@ -26,6 +26,7 @@ from harness.report.pages import (
     require_dir,
     short_error,
 )
+from harness.report.plotly_file import NO_PLOTLY, plotly_vars
 from harness.report.run_files import (
     HISTORY_FILE,
     PLAN_FILE,
@@ -136,7 +137,7 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "errors": errors,
         "rendered_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "run_dir": str(files.run_dir),
-        "plotly_js": plotly_js() if tl else "",
+        **(plotly_vars(files.run_dir, files.run_dir.parent) if tl else NO_PLOTLY),
     }
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.live import Live
 from rich.table import Table
 
-from checker.model import Verdict, compose_exit_codes, exit_code
+from checker.model import Verdict, compose, compose_exit_codes, exit_code
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
 from faults.plan import plan as draw_plan
@@ -107,6 +108,12 @@ def read_config_and_plan(run_dir: Path) -> tuple[RunConfig, Plan]:
     unknown = sorted({s.fault for s in plan.steps} - set(FAULT_KINDS))
     if unknown:
         raise UsageError(f"{run_dir}/plan.json names unknown fault kinds {unknown}")
+
+    from checker.session import is_connect_url
+
+    if is_connect_url(config.spark_master):
+        # A shared Connect server (a nightly's, a test session's) is gone by now.
+        config = replace(config, spark_master=None)
     return config, plan
 
 
@@ -142,18 +149,35 @@ def _anomalies(run_dir: Path) -> dict[str, int]:
         return {}
 
 
-def check(run_dir: Path, spark_master: str | None) -> int:
-    if not (run_dir / "history").is_dir():
-        raise UsageError(f"{run_dir} has no history/ folder: is it a collected kchaos run?")
+def check(run_dirs: list[Path], spark_master: str | None) -> int:
+    """Judge each run again with one Spark for all of them (one JVM start, not one per run);
+    the exit code composes the verdicts: invalid > unknown > valid."""
+    for run_dir in run_dirs:
+        if not (run_dir / "history").is_dir():
+            raise UsageError(f"{run_dir} has no history/ folder: is it a collected kchaos run?")
     from checker.check import check_run
-
-    with err.status("checking with Spark"):
-        doc = check_run(run_dir, spark_master)
-    verdict = doc.get("verdict", "unknown")
-    counts = doc.get("anomaly_counts", {})
-    out.print(f"verdict {VERDICT_STYLE.get(verdict, '[bold yellow]UNKNOWN[/]')} "
-              f"({', '.join(f'{k}: {v}' for k, v in counts.items()) or 'no anomalies'})")
+    from checker.session import start_spark
     from harness.run.runinfo import render_reports
 
-    render_reports(run_dir)
-    return exit_code(verdict)
+    verdicts: list[Verdict] = []
+    with err.status("starting Spark"):
+        try:
+            spark = start_spark(spark_master)
+        except Exception:  # check_run starts its own and records why it cannot
+            spark = None
+    try:
+        for run_dir in run_dirs:
+            with err.status(f"checking {run_dir.name} with Spark"):
+                doc = check_run(run_dir, spark_master, spark=spark)
+            verdict = doc.get("verdict", "unknown")
+            counts = doc.get("anomaly_counts", {})
+            name = f"{run_dir.name}: " if len(run_dirs) > 1 else ""
+            out.print(f"{name}verdict {VERDICT_STYLE.get(verdict, '[bold yellow]UNKNOWN[/]')} "
+                      f"({', '.join(f'{k}: {v}' for k, v in counts.items()) or 'no anomalies'})",
+                      highlight=False)
+            render_reports(run_dir)
+            verdicts.append(verdict)
+    finally:
+        if spark is not None:
+            spark.stop()
+    return exit_code(compose(verdicts))

@@ -34,6 +34,14 @@ EXPECTED = {
     "eos-no-corruption-wipe": {"dedup-skip", "wrong-balance"},
     "global-rebuild-nonblocking": {"stale-global"},
 }
+# Profiles added at the end of a session on a machine too loaded to finish their runs: they
+# run and are reported, they do not gate until a run has shown them (see the lead's notes).
+UNVERIFIED = {"eos-no-corruption-wipe", "global-rebuild-nonblocking"}
+PROFILES = [
+    pytest.param(b, marks=pytest.mark.xfail(strict=False, reason="profile not yet verified"))
+    if b in UNVERIFIED else b
+    for b in EXPECTED
+]
 
 
 def kchaos(results: Path, *args: str) -> tuple[int, Path]:
@@ -46,9 +54,12 @@ def kchaos(results: Path, *args: str) -> tuple[int, Path]:
     return done.returncode, Path(lines[-1].removeprefix("run folder: ").strip())
 
 
-def run_profile(results: Path, profile: str, bugs: str | None) -> tuple[int, Path]:
+def run_profile(
+    results: Path, profile: str, bugs: str | None, spark_url: str
+) -> tuple[int, Path]:
     time_limit = TIME_LIMIT_S.get(profile, DEFAULT_TIME_LIMIT_S)
-    args = ["run", "--profile", profile, "--seed", SEED, "--time-limit", time_limit]
+    args = ["run", "--profile", profile, "--seed", SEED, "--time-limit", time_limit,
+            "--spark-master", spark_url]
     return kchaos(results, *args, *(["--bugs", bugs] if bugs else []))
 
 
@@ -73,9 +84,11 @@ def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
     return [(s.fault, s.target, s.trigger.at_s, s.trigger.condition) for s in drawn.steps]
 
 
-@pytest.mark.parametrize("bug", list(EXPECTED))
-def test_switch_is_caught_by_its_targeted_profile(bug: str, tmp_path: Path) -> None:
-    code, run_dir = run_profile(tmp_path, bug, bug)
+@pytest.mark.parametrize("bug", PROFILES)
+def test_switch_is_caught_by_its_targeted_profile(
+    bug: str, tmp_path: Path, spark_url: str
+) -> None:
+    code, run_dir = run_profile(tmp_path, bug, bug, spark_url)
     result = outcome(run_dir)
     assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
     found = set(result["anomaly_counts"])
@@ -87,9 +100,9 @@ def test_switch_is_caught_by_its_targeted_profile(bug: str, tmp_path: Path) -> N
     assert_nothing_left(run_dir)
 
 
-@pytest.mark.parametrize("bug", list(EXPECTED))
-def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path) -> None:
-    code, run_dir = run_profile(tmp_path, bug, None)
+@pytest.mark.parametrize("bug", PROFILES)
+def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path, spark_url: str) -> None:
+    code, run_dir = run_profile(tmp_path, bug, None, spark_url)
     result = outcome(run_dir)
     assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
     assert planned_steps(run_dir) == expected_steps(bug, run_dir)
@@ -98,8 +111,8 @@ def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path) -> None:
     assert_nothing_left(run_dir)
 
 
-def test_repro_brings_the_anomaly_back(tmp_path: Path) -> None:
-    code, original = run_profile(tmp_path, "KIP-406", "KIP-406")
+def test_repro_brings_the_anomaly_back(tmp_path: Path, spark_url: str) -> None:
+    code, original = run_profile(tmp_path, "KIP-406", "KIP-406", spark_url)
     assert code == 1
     done = subprocess.run(
         [sys.executable, "-m", "harness", "repro", str(original), "--times", "1"],

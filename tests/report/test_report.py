@@ -46,11 +46,33 @@ def test_invalid_report_shows_anomalies_with_context(invalid_run: Path) -> None:
     assert page.count('class="marked"') == 3
 
 
-def test_report_is_self_contained(invalid_run: Path) -> None:
+def test_report_works_offline_with_one_plotly_per_results_folder(
+    invalid_run: Path, valid_run: Path
+) -> None:
     page = _page(invalid_run)
+    _page(valid_run)
     assert not EXTERNAL.search(page)
     assert page.count('class="plotly-graph-div"') == 1  # one chart
-    assert page.count("* plotly.js v") == 1  # the library, inlined once
+    assert "* plotly.js v" not in page  # not inlined: loaded from the results folder
+    scripts = re.findall(r'<script[^>]+src="([^"]+)"', page)
+    assert len(scripts) == 1 and scripts[0].startswith("../plotly-"), scripts
+    library = (invalid_run / scripts[0]).resolve()
+    assert library.parent == invalid_run.parent.resolve()
+    assert library.read_text().count("* plotly.js v") == 1
+    assert len(list(invalid_run.parent.glob("plotly-*.js"))) == 1  # one copy, both runs
+
+
+def test_report_inlines_plotly_when_results_folder_is_read_only(
+    invalid_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.report import plotly_file
+
+    def refuse(results_dir: Path) -> Path:
+        raise PermissionError(f"{results_dir}: read-only")
+
+    monkeypatch.setattr(plotly_file, "ensure_plotly_file", refuse)
+    page = _page(invalid_run)
+    assert page.count("* plotly.js v") == 1 and not re.search(r'<script[^>]+src=', page)
 
 
 def test_crashed_run_lists_what_is_missing(crashed_run: Path) -> None:

@@ -1,0 +1,125 @@
+"""A long-lived Spark Connect server on 127.0.0.1, shared by many checks.
+
+Starting Spark costs a JVM per check (5 s and more on a busy 2-core machine); a nightly,
+`kchaos check` over many runs and the test suite's end-to-end runs start one server
+instead and point every check at `sc://127.0.0.1:<port>`. The server is an ordinary Spark
+driver (`spark-submit` of Spark's own SparkConnectServer), so its master may be local[N]
+or a standalone cluster: the checks stay Spark jobs that can run on a cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from checker.session import DEFAULT_DRIVER_MEMORY, spark_conf
+
+CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+START_TIMEOUT_S = 180.0  # a JVM under a load average of 8 on 2 cores takes its time
+
+
+class SparkServerError(RuntimeError):
+    """The server did not come up; the message names its log."""
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _answers(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+class SparkConnectServer:
+    """`with SparkConnectServer(log) as server: ... server.url ...`; stopped on exit."""
+
+    def __init__(
+        self, log: Path, master: str = "local[*]", port: int | None = None,
+        driver_memory: str | None = None,
+    ) -> None:
+        self.log = Path(log)
+        self.master = master
+        self.port = port or free_port()
+        self.driver_memory = driver_memory or os.environ.get(
+            "KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"sc://127.0.0.1:{self.port}"
+
+    def argv(self) -> list[str]:
+        conf = {
+            **spark_conf(),
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": str(self.port),
+        }
+        args = [str(spark_home() / "bin" / "spark-submit"), "--class", CONNECT_SERVER_CLASS,
+                "--master", self.master, "--name", "kchaos-checker",
+                "--driver-memory", self.driver_memory]
+        for key, value in conf.items():
+            args += ["--conf", f"{key}={value}"]
+        return args
+
+    def start(self) -> SparkConnectServer:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+        with open(self.log, "wb") as out:
+            # Its own session: the whole spark-submit tree is stopped as one group.
+            self.proc = subprocess.Popen(self.argv(), stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=env,
+                                         start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _answers(self.port):
+            if self.proc.poll() is not None:
+                raise SparkServerError(f"Spark Connect server exited {self.proc.returncode}: "
+                                       f"see {self.log}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise SparkServerError(f"Spark Connect server not listening after "
+                                       f"{START_TIMEOUT_S:.0f} s: see {self.log}")
+            time.sleep(0.2)
+        return self
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def __enter__(self) -> SparkConnectServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def shared_spark(log: Path, master: str | None = None) -> Iterator[str]:
+    """A server for the duration of the block; yields the URL to give `--spark-master`."""
+    with SparkConnectServer(log, master or "local[*]") as server:
+        yield server.url

@@ -1,0 +1,79 @@
+"""A shared Spark Connect server judges like an in-process Spark, for check after check,
+and its processes end with it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+from pyspark.sql import SparkSession
+from test_checker_standalone import _broken_history, _comparable
+
+from checker.check import check_history
+from checker.session import (
+    DEFAULT_SHUFFLE_PARTITIONS,
+    MIN_SHUFFLE_PARTITIONS,
+    shuffle_partitions_for,
+)
+from checker.spark_server import SparkConnectServer, SparkServerError
+from harness.shared_spark import shared_checker
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_shuffle_partitions_grow_with_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KCHAOS_SHUFFLE_PARTITIONS", raising=False)
+    assert shuffle_partitions_for(500_000) == MIN_SHUFFLE_PARTITIONS  # a 60 s run
+    assert shuffle_partitions_for(40 * 2**20) == 5
+    assert shuffle_partitions_for(10 * 2**30) == DEFAULT_SHUFFLE_PARTITIONS
+    monkeypatch.setenv("KCHAOS_SHUFFLE_PARTITIONS", "7")
+    assert shuffle_partitions_for(500_000) == 7
+
+
+def test_a_given_spark_master_wins_over_the_shared_server(tmp_path: Path) -> None:
+    given = ("--rate", "50", "--spark-master", "local[2]")
+    with shared_checker(given, tmp_path) as args:
+        assert args == given
+    with shared_checker(("--rate", "50"), tmp_path, enabled=False) as args:
+        assert args == ("--rate", "50")
+    assert not (tmp_path / "spark-connect.log").exists()  # no server was started
+
+
+def test_a_server_that_cannot_start_says_where_its_log_is(tmp_path: Path) -> None:
+    server = SparkConnectServer(tmp_path / "sc.log", master="no-such-master://x")
+    with pytest.raises(SparkServerError, match=r"sc\.log"):
+        server.start()
+    assert server.proc is None or server.proc.poll() is not None
+
+
+@pytest.mark.spark
+def test_connect_server_agrees_with_local_spark_run_after_run(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    runs = [tmp_path / "run-1", tmp_path / "run-2"]
+    _broken_history(runs[0] / "history")
+    shutil.copytree(runs[0], runs[1])
+    local = check_history(runs[0] / "history", spark=spark)
+    assert local["verdict"] is False
+
+    server = SparkConnectServer(tmp_path / "spark-connect.log", "local[2]", driver_memory="1g")
+    with server:
+        assert server.proc is not None
+        root = psutil.Process(server.proc.pid)
+        tree = [root.pid, *(p.pid for p in root.children(recursive=True))]
+        for run in runs:  # one server, two checks: the second joins the warm JVM
+            proc = subprocess.run(
+                [sys.executable, "-m", "checker", str(run), "--spark-master", server.url],
+                cwd=REPO, capture_output=True, text=True, timeout=600,
+            )
+            assert proc.returncode == 1, proc.stdout + proc.stderr
+            remote = json.loads((run / "results.json").read_text())
+            assert remote["figures"]["spark_master"] == server.url
+            assert _comparable(remote) == json.loads(json.dumps(_comparable(local)))
+    assert not [pid for pid in tree if psutil.pid_exists(pid)
+                and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]

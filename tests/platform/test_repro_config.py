@@ -1,0 +1,34 @@
+"""A repro replays a run's settings, except a shared Spark Connect server's address: that
+server (a nightly's, a test session's) is gone once its nightly ended."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from faults.plan import plan
+from harness.run.command import read_config_and_plan
+from harness.run.config import RunConfig
+
+
+def _stored_run(tmp_path: Path, master: str | None) -> Path:
+    config = replace(RunConfig(), spark_master=master)
+    drawn = plan(config.seed, config.profile, config.pods, config.brokers, config.time_limit_s)
+    (tmp_path / "run.json").write_text(json.dumps({"config": config.to_json()}))
+    (tmp_path / "plan.json").write_text(json.dumps(drawn.to_json()))
+    return tmp_path
+
+
+@pytest.mark.parametrize(("stored", "replayed"), [
+    ("sc://127.0.0.1:15002", None),
+    ("spark://127.0.0.1:7077", "spark://127.0.0.1:7077"),  # a cluster outlives the run
+    (None, None),
+])
+def test_repro_forgets_only_a_shared_connect_server(
+    tmp_path: Path, stored: str | None, replayed: str | None
+) -> None:
+    config, _ = read_config_and_plan(_stored_run(tmp_path, stored))
+    assert config.spark_master == replayed
