@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from faults.plan import PROFILES
 from harness.results import read_json, write_json
-from harness.run.config import GUARANTEES, PLATFORMS, RunConfig, known_bugs
+from harness.run.config import (
+    GUARANTEES,
+    PLATFORMS,
+    RESTART_POLICIES,
+    RunConfig,
+    known_bugs,
+)
 
 names = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF), min_size=1, max_size=12)
 seconds = st.floats(min_value=10, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -22,14 +28,16 @@ seconds = st.floats(min_value=10, max_value=1e6, allow_nan=False, allow_infinity
 def run_configs(draw: st.DrawFn) -> RunConfig:
     pods = draw(st.integers(1, 8))
     kstreams = draw(st.booleans())
+    profile = draw(st.sampled_from(PROFILES))
     return RunConfig(
-        profile=draw(st.sampled_from(PROFILES)),
+        profile=profile,
         seed=draw(st.integers(0, 2**63)),
         time_limit_s=draw(seconds),
         pods=pods,
         threads=draw(st.integers(1, 4)),
         standbys=draw(st.integers(0, pods)),
-        brokers=draw(st.sampled_from([1, 3])),
+        brokers=3 if profile == "broker" else draw(st.sampled_from([1, 3])),
+        restart=draw(st.sampled_from(RESTART_POLICIES)),
         rate=draw(st.floats(min_value=0.001, max_value=1e5)),
         bugs=() if kstreams else tuple(draw(st.lists(st.sampled_from(known_bugs()),
                                                       unique=True, max_size=3))),
