@@ -31,17 +31,11 @@ EXPECTED = {
     "KAFKA-8187": {"lost-history", "duplicate-output"},  # balances, or dedup entries, lost
     "KAFKA-20685": {"dedup-skip", "stale-checkpoint"},
     "KIP-406": {"unavailable"},
-    "eos-no-corruption-wipe": {"dedup-skip", "wrong-balance"},
-    "global-rebuild-nonblocking": {"stale-global"},
 }
-# Profiles added at the end of a session on a machine too loaded to finish their runs: they
-# run and are reported, they do not gate until a run has shown them (see the lead's notes).
-UNVERIFIED = {"eos-no-corruption-wipe", "global-rebuild-nonblocking"}
-PROFILES = [
-    pytest.param(b, marks=pytest.mark.xfail(strict=False, reason="profile not yet verified"))
-    if b in UNVERIFIED else b
-    for b in EXPECTED
-]
+# The mutants' targeted profiles (eos-no-corruption-wipe, global-rebuild-nonblocking) are
+# nightly cells (harness/matrix_default.yaml), not gates here: seed 1 caught both once on a
+# quiet machine and missed global-rebuild-nonblocking under load, too few runs to gate CI.
+PROFILES = list(EXPECTED)
 
 
 def kchaos(results: Path, *args: str) -> tuple[int, Path]:

@@ -79,22 +79,6 @@ def test_three_nodes_keep_acks_all_writes_through_a_broker_sigkill(tmp_path: Pat
         registry.stop_all()
 
 
-def test_three_brokers_stopped_together_each_shut_down_cleanly(tmp_path: Path) -> None:
-    """Stopped one by one, the last broker waits for a quorum that is gone and is killed
-    at the end of its grace; stopped together, each finishes its controlled shutdown."""
-    registry = ProcessRegistry(tmp_path)
-    cluster = KafkaCluster(tmp_path, registry, size=3)
-    try:
-        cluster.start()
-        cluster.stop()
-        assert cluster.running_ids() == set()
-        for node in cluster.nodes:
-            log = (tmp_path / "kafka" / f"broker-{node.node_id}.log").read_text()
-            assert f"[KafkaApi-{node.node_id}] Shutdown complete" in log, node.node_id
-    finally:
-        registry.stop_all()
-
-
 def test_kchaos_clean_stops_what_a_sigkilled_harness_left(tmp_path: Path) -> None:
     results = tmp_path / "results"
     harness = subprocess.Popen(
