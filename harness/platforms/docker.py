@@ -142,7 +142,7 @@ class DockerKafka:
 
     def _container(self, node_id: int) -> Any:
         if node_id not in self._containers:
-            raise UsageError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
+            raise HarnessError(f"no broker {node_id}: this cluster has nodes 1..{self.size}")
         return self._containers[node_id]
 
     def _save_log(self, node_id: int, container: Any) -> Path:

@@ -78,5 +78,5 @@ def test_not_ready_in_time(tmp_path: Path, registered: set[int]) -> None:
 def test_sizes_and_ids(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="1 or 3"):
         cluster(tmp_path, FakeClient(), 2)
-    with pytest.raises(UsageError, match="no broker 4"):
+    with pytest.raises(HarnessError, match="no broker 4"):
         cluster(tmp_path, FakeClient(), 3).kill_broker(4)
