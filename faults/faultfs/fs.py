@@ -18,7 +18,7 @@ _STAT_KEYS = ("st_atime_ns", "st_ctime_ns", "st_gid", "st_mode", "st_mtime_ns", 
               "st_size", "st_uid", "st_ino")
 
 
-class FaultFs(Operations):  # type: ignore[misc]
+class FaultFs(Operations):
     use_ns = True
 
     def __init__(self, journal: Journal) -> None:
@@ -172,5 +172,8 @@ class FaultFs(Operations):  # type: ignore[misc]
         return 0
 
     def utimens(self, path: str, times: tuple[int, int] | None = None) -> int:
-        os.utime(self._real(path), ns=times, follow_symlinks=False)
+        if times is None:
+            os.utime(self._real(path), follow_symlinks=False)
+        else:
+            os.utime(self._real(path), ns=times, follow_symlinks=False)
         return 0

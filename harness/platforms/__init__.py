@@ -12,14 +12,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from faults.kinds import Brokers, Network
+from faults.kinds import Brokers, Network, Storage
 from faults.platform import Platform
 from harness.errors import UsageError
+from harness.platforms.faultfs import STORAGE_FAULTS, FaultFsMounts, require_faultfs
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodSettings, SystemUnderTest
 
 # Fault kinds a platform cannot apply (local processes share the host's network).
-UNSUPPORTED_FAULTS = {"local": {"partition"}, "docker": set()}
+UNSUPPORTED_FAULTS = {"local": {"partition"}, "docker": set(STORAGE_FAULTS)}
 
 
 @dataclass
@@ -29,12 +30,15 @@ class Placement:
     bootstrap: str
     teardown: Callable[[], None]
     network: Network | None = None
+    storage: Storage | None = None
 
 
 def open_platform(
     name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
     settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
+    storage_faults: bool = False,
 ) -> Placement:
+    """`storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem."""
     if name == "docker":
         return _docker(run_dir, settings, nodes, brokers)
     from harness.kafka.cluster import KafkaCluster
@@ -46,7 +50,8 @@ def open_platform(
         cluster.start()
         bootstrap = cluster.bootstrap
     platform = LocalPlatform(
-        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes
+        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes,
+        FaultFsMounts(registry) if storage_faults else None,
     )
     def teardown() -> None:
         try:
@@ -55,7 +60,8 @@ def open_platform(
             if cluster is not None:
                 cluster.stop()  # all brokers at once: a lone survivor waits out its grace
 
-    return Placement(platform, cluster, bootstrap, teardown)
+    return Placement(platform, cluster, bootstrap, teardown,
+                     storage=platform if storage_faults else None)
 
 
 def require_platform(name: str, sut: str = "python", faults: Iterable[str] = ()) -> None:
@@ -63,10 +69,14 @@ def require_platform(name: str, sut: str = "python", faults: Iterable[str] = ())
     run the SUT, or cannot apply one of the plan's fault kinds."""
     if name == "docker" and sut != "python":
         raise UsageError(f"--sut {sut} runs on --platform local only (its image is not built)")
-    refused = sorted(set(faults) & UNSUPPORTED_FAULTS.get(name, set()))
+    kinds = set(faults)
+    refused = sorted(kinds & UNSUPPORTED_FAULTS.get(name, set()))
     if refused:
+        other = "local" if set(refused) <= STORAGE_FAULTS else "docker"
         raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: "
-                         "use --platform docker, or a profile without it")
+                         f"use --platform {other}, or a profile without it")
+    if kinds & STORAGE_FAULTS:
+        require_faultfs()
     if name == "docker":
         from harness.platforms.docker import require_engine
 
