@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 from typing import Any
 
 
 def socket_name(mountpoint: str) -> str:
-    digest = hashlib.sha1(mountpoint.encode()).hexdigest()[:16]
+    digest = hashlib.sha1(os.path.realpath(mountpoint).encode()).hexdigest()[:16]
     return f"\0kchaos-faultfs-{digest}"
 
 

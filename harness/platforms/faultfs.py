@@ -68,12 +68,16 @@ class FaultFsMounts:
         with self._lock(pod):
             current = self._mounted.get(pod)
             if current is not None and current[1].poll() is None:
-                if current[0] == mountpoint_of(backing):
+                if current[0] == mountpoint_of(backing.resolve()):
                     return current[0]
                 self._unmount_locked(pod)
+            elif current is not None:  # its process died: a dead mount may be left
+                self._mounted.pop(pod, None)
+                unmount(current[0])
             return self._mount_locked(pod, backing, log)
 
     def _mount_locked(self, pod: str, backing: Path, log: Path) -> Path:
+        backing = backing.resolve()
         mountpoint = mountpoint_of(backing)
         backing.mkdir(parents=True, exist_ok=True)
         mountpoint.mkdir(parents=True, exist_ok=True)
@@ -109,15 +113,18 @@ class FaultFsMounts:
     def power_loss(self, pod: str, backing: Path, log: Path) -> dict[str, Any]:
         """Drop what the pod's filesystem holds un-fsynced (the pod is dead), mount again."""
         with self._lock(pod):
-            entry = self._mounted.pop(pod, None)
+            entry = self._mounted.get(pod)
             if entry is None:
                 raise HarnessError(f"power-loss: {pod} has no fault filesystem")
             mountpoint, popen = entry
-            reply = request(str(mountpoint), {"cmd": "power-loss"}, timeout_s=120)
-            self.registry.stop(popen.pid, grace_s=10)
-            if os.path.ismount(mountpoint):
-                unmount(mountpoint)
-            self._mount_locked(pod, backing, log)
+            try:
+                reply = request(str(mountpoint), {"cmd": "power-loss"}, timeout_s=120)
+            finally:  # whatever it answered, the pod gets a fresh mount (its "reboot")
+                self._mounted.pop(pod, None)
+                self.registry.stop(popen.pid, grace_s=10)
+                if os.path.ismount(mountpoint):
+                    unmount(mountpoint)
+                self._mount_locked(pod, backing, log)
             return dict(reply.get("undone", {}))
 
     def set_rules(self, pod: str, rules: list[dict[str, Any]]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faultfs.conftest import Mounted, mount
+from tests.faultfs.mounting import Mounted, mount
 
 pytestmark = pytest.mark.fuse
 
