@@ -18,6 +18,7 @@ from workloads.worker.checkpoint import (
     CHECKPOINT_FILE,
     Offsets,
     delete_checkpoint,
+    make_dirs_durable,
     offsets_for_trace,
     read_checkpoint,
     write_checkpoint,
@@ -89,7 +90,7 @@ class StateManager:
     def initialize(self, ckpt: Offsets | None, delete_after_read: bool) -> dict[str, int]:
         """Open the stores, apply the corruption rule, trace `task-init` per store and
         return where each logged store's restoration starts (0 = beginning)."""
-        self.task_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs_durable(self.task_dir)
         for s in self.stores.values():
             s.open()
         if delete_after_read and ckpt is not None:

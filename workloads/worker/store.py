@@ -16,6 +16,7 @@ from typing import cast
 from rocksdict import Options, Rdict, WriteOptions
 
 from workloads.ledger.contract import store_digest
+from workloads.worker.checkpoint import make_dirs_durable
 
 
 class KeyValueStore:
@@ -27,7 +28,7 @@ class KeyValueStore:
         self._active_entries = 0  # active-memtable entries when last looked at
 
     def open(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dirs_durable(self.path)
         opts = Options(raw_mode=True)
         opts.create_if_missing(True)
         opts.set_write_buffer_size(self._write_buffer_bytes)
