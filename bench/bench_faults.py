@@ -42,6 +42,10 @@ SINGLE_FAULTS: dict[str, Step] = {
     "kill-broker": Step(0, "kill-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
     "stop-broker": Step(0, "stop-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
     "partition": Step(0, "partition", "pod-0", Trigger(6.0), heal_after_s=6.0),
+    # On the fault filesystem (fuse3): the heal is the restart after the rollback + remount.
+    "power-loss": Step(0, "power-loss", "pod-0", Trigger(6.0), heal_after_s=2.0),
+    "io-delay": Step(0, "io-delay", "pod-0", Trigger(6.0), {"ms": 1500}, heal_after_s=6.0),
+    "io-error": Step(0, "io-error", "pod-0", Trigger(6.0), heal_after_s=3.0),
 }
 BROKER_FAULTS = ("kill-broker", "stop-broker")  # these need a 3-node cluster
 console = Console()
