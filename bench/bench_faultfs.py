@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faultfs.mounting
 from bench_worker import REPO, fill, run_worker, wait_trace
 
 from tests.faultfs.mounting import fuse_missing, mount
