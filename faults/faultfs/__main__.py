@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -50,6 +51,11 @@ class Controller:
                     reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
                 conn.sendall(json.dumps(reply).encode())
                 if self.ending.is_set():
+                    # A lazy unmount leaves the loop serving until the last reference to
+                    # the mount goes: do not wait for it (the pod is dead, nothing is lost).
+                    exit_later = threading.Timer(5.0, os._exit, (0,))
+                    exit_later.daemon = True  # a normal exit of main does not wait for it
+                    exit_later.start()
                     return
 
     def handle(self, msg: dict[str, Any]) -> dict[str, Any]:
