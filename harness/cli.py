@@ -54,12 +54,16 @@ def _kafka_fetch(args: argparse.Namespace) -> int:
 
 def _clean(args: argparse.Namespace) -> int:
     from harness.console import out
+    from harness.platforms.local_network import clean_networks
     from harness.procs import clean
 
     stopped = clean(args.results_dir)
     for record in stopped:
         out.print(f"stopped {record.name} (pid {record.pid})")
     out.print(f"{len(stopped)} process(es) stopped")
+    removed = clean_networks(args.results_dir)  # after the processes inside them
+    if removed:
+        out.print(f"removed the run networks' {', '.join(removed)}")
     return 0
 
 
@@ -206,9 +210,9 @@ def build_parser() -> Parser:
     serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")
     serve.set_defaults(handler=_serve)
 
-    commands.add_parser("clean", help="stop processes a crashed harness left").set_defaults(
-        handler=_clean
-    )
+    commands.add_parser(
+        "clean", help="stop processes (and remove run networks) a crashed harness left"
+    ).set_defaults(handler=_clean)
     return parser
 
 

@@ -47,7 +47,8 @@ def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> R
         config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
     )
     # Before the run folder exists: an engine that answers, faults the platform can apply.
-    require_platform(config.platform, config.sut, (step.fault for step in plan.steps))
+    require_platform(config.platform, config.sut, (step.fault for step in plan.steps),
+                     config.bootstrap)
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
     err.print(
