@@ -121,10 +121,22 @@ def _report(args: argparse.Namespace) -> int:
     from harness.console import out
     from harness.report import render_index, render_report, write_run_junit
     from harness.report.index import is_run_dir
+    from harness.report.nightlies import NIGHTLY_JSON
+    from harness.report.nightly_page import render_nightly
 
+    if (args.run_dir / NIGHTLY_JSON).is_file():  # a nightly's folder: its summary page
+        try:
+            out.print(f"nightly page: {render_nightly(args.run_dir)}", highlight=False,
+                      soft_wrap=True)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{args.run_dir / NIGHTLY_JSON} cannot be read ({exc}): run "
+                             "`kchaos nightly` again to get a new one") from exc
+        out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
+        return 0
     if not is_run_dir(args.run_dir):  # else report.html lands in it, index.html beside it
         raise UsageError(f"{args.run_dir} is not a kchaos run folder (no run.json): pass "
-                         "a folder under results/, e.g. the `run folder:` a run printed")
+                         "a folder under results/, e.g. the `run folder:` a run printed, "
+                         "or a nightly's folder")
     out.print(f"report: {render_report(args.run_dir)}", highlight=False, soft_wrap=True)
     write_run_junit(args.run_dir)
     out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
@@ -211,7 +223,8 @@ def build_parser() -> Parser:
                        help="default local[*]; sc://HOST:PORT for a Spark Connect server")
     check.set_defaults(handler=_check)
 
-    report = commands.add_parser("report", help="render a run's report.html again")
+    report = commands.add_parser(
+        "report", help="render a run's report.html (or a nightly's nightly.html) again")
     report.add_argument("run_dir", type=Path)
     report.set_defaults(handler=_report)
 
