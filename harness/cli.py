@@ -107,6 +107,14 @@ def _repro(args: argparse.Namespace) -> int:
     return repro(args.run_dir, args.times, args.into)
 
 
+def _shrink(args: argparse.Namespace) -> int:
+    from harness.nightly.durations import parse_duration
+    from harness.shrink.command import shrink
+
+    return shrink(args.run_dir, args.times, args.min_hits, parse_duration(args.budget),
+                  args.into, args.anomaly)
+
+
 def _check(args: argparse.Namespace) -> int:
     from harness.run.command import check
 
@@ -199,6 +207,19 @@ def build_parser() -> Parser:
     repro.add_argument("--into", type=Path, default=None,
                        help="results folder for the replays (default: beside RUN_DIR)")
     repro.set_defaults(handler=_repro)
+
+    shrink = commands.add_parser("shrink", help="minimise a failing run's plan")
+    shrink.add_argument("run_dir", type=Path)
+    shrink.add_argument("--times", type=int, default=3, help="reruns per candidate, K (3)")
+    shrink.add_argument("--min-hits", type=int, default=2,
+                        help="hits of the same anomaly class to keep a candidate, M (2)")
+    shrink.add_argument("--budget", default="30m", help="e.g. 30m, 2h (default 30m)")
+    shrink.add_argument("--anomaly", default=None,
+                        help="class(es) a rerun must show, A[,B] (default: the run's, less "
+                             "`unavailable`)")
+    shrink.add_argument("--into", type=Path, default=None,
+                        help="results folder for the shrink folder (default: beside RUN_DIR)")
+    shrink.set_defaults(handler=_shrink)
 
     check = commands.add_parser("check", help="judge a run's stored history again")
     check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
