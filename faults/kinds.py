@@ -47,6 +47,18 @@ class Storage(Protocol):
         ...
 
 
+class Links(Protocol):
+    """The links of the run's network, where a platform can slow them down (tc netem)."""
+
+    def degrade(self, target: str, delay_ms: int, jitter_ms: int, loss_pct: float
+                ) -> dict[str, Any]:
+        """Delay (each direction, with jitter) and lose packets on `target`'s link;
+        returns what was applied."""
+        ...
+
+    def restore(self, target: str) -> None: ...
+
+
 class GlobalTopic(Protocol):
     """The accounts (global) topic, as the nemesis may disturb it."""
 
@@ -64,6 +76,7 @@ class FaultContext:
     global_topic: GlobalTopic | None
     application_id: str
     network: Network | None = None
+    links: Links | None = None
     storage: Storage | None = None
 
 
@@ -209,7 +222,7 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
 
 def _partition(ctx: FaultContext, step: Step) -> Details:
     if ctx.network is None:
-        raise RuntimeError("partition needs a platform with a network (--platform docker)")
+        raise RuntimeError("partition needs a platform with a run network")
     ctx.network.disconnect(step.target)
     return {}
 
@@ -264,6 +277,20 @@ def _io_heal(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
+def _netem(ctx: FaultContext, step: Step) -> Details:
+    if ctx.links is None:
+        raise RuntimeError("netem needs a platform with a run network (--platform local)")
+    return ctx.links.degrade(step.target, int(step.params.get("delay_ms", 0)),
+                             int(step.params.get("jitter_ms", 0)),
+                             float(step.params.get("loss_pct", 0.0)))
+
+
+def _heal_netem(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.links is not None
+    ctx.links.restore(step.target)
+    return {}
+
+
 def _nothing(ctx: FaultContext, step: Step) -> Details:
     return {}
 
@@ -298,5 +325,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("power-loss", _power_loss, _start, "pod"),
         FaultKind("io-delay", _io_delay, _io_heal, "pod"),
         FaultKind("io-error", _io_error, _io_heal, "pod"),
+        FaultKind("netem", _netem, _heal_netem, "pod-or-broker"),
     )
 }
+
+# The kinds that need the run's own network (on `local`: namespaces, a bridge, veths).
+NETWORK_FAULTS = frozenset({"partition", "netem"})

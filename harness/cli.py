@@ -54,12 +54,16 @@ def _kafka_fetch(args: argparse.Namespace) -> int:
 
 def _clean(args: argparse.Namespace) -> int:
     from harness.console import out
+    from harness.platforms.local_network import clean_networks
     from harness.procs import clean
 
     stopped = clean(args.results_dir)
     for record in stopped:
         out.print(f"stopped {record.name} (pid {record.pid})")
     out.print(f"{len(stopped)} process(es) stopped")
+    removed = clean_networks(args.results_dir)  # after the processes inside them
+    if removed:
+        out.print(f"removed the run networks' {', '.join(removed)}")
     return 0
 
 
@@ -101,6 +105,14 @@ def _repro(args: argparse.Namespace) -> int:
     from harness.run.command import repro
 
     return repro(args.run_dir, args.times, args.into)
+
+
+def _shrink(args: argparse.Namespace) -> int:
+    from harness.nightly.durations import parse_duration
+    from harness.shrink.command import shrink
+
+    return shrink(args.run_dir, args.times, args.min_hits, parse_duration(args.budget),
+                  args.into, args.anomaly)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -196,6 +208,19 @@ def build_parser() -> Parser:
                        help="results folder for the replays (default: beside RUN_DIR)")
     repro.set_defaults(handler=_repro)
 
+    shrink = commands.add_parser("shrink", help="minimise a failing run's plan")
+    shrink.add_argument("run_dir", type=Path)
+    shrink.add_argument("--times", type=int, default=3, help="reruns per candidate, K (3)")
+    shrink.add_argument("--min-hits", type=int, default=2,
+                        help="hits of the same anomaly class to keep a candidate, M (2)")
+    shrink.add_argument("--budget", default="30m", help="e.g. 30m, 2h (default 30m)")
+    shrink.add_argument("--anomaly", default=None,
+                        help="class(es) a rerun must show, A[,B] (default: the run's, less "
+                             "`unavailable`)")
+    shrink.add_argument("--into", type=Path, default=None,
+                        help="results folder for the shrink folder (default: beside RUN_DIR)")
+    shrink.set_defaults(handler=_shrink)
+
     check = commands.add_parser("check", help="judge a run's stored history again")
     check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
     check.add_argument("--spark-master", default=None,
@@ -219,9 +244,9 @@ def build_parser() -> Parser:
     serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")
     serve.set_defaults(handler=_serve)
 
-    commands.add_parser("clean", help="stop processes a crashed harness left").set_defaults(
-        handler=_clean
-    )
+    commands.add_parser(
+        "clean", help="stop processes (and remove run networks) a crashed harness left"
+    ).set_defaults(handler=_clean)
     return parser
 
 
