@@ -95,9 +95,8 @@ def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),
     kinds = set(faults)
     refused = sorted(kinds & UNSUPPORTED_FAULTS.get(name, set()))
     if refused:
-        other = "local" if set(refused) <= STORAGE_FAULTS else "docker"
         raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: "
-                         f"use --platform {other}, or a profile without it")
+                         "use --platform local, or a profile without it")
     if kinds & STORAGE_FAULTS:
         require_faultfs()
     if name == "local" and kinds & NETWORK_FAULTS:
