@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import pytest
 
 from faults.plan import plan
 from harness.errors import UsageError
-from harness.platforms.docker_engine import require_engine
+from harness.platforms.docker_engine import cleanup_run, require_engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
 
@@ -44,6 +45,16 @@ def engine() -> docker.DockerClient:
     return docker.from_env()
 
 
+@pytest.fixture
+def results(tmp_path: Path, engine: docker.DockerClient) -> Iterator[Path]:
+    """The test's results folder; whatever a run killed by a timeout left in the engine is
+    removed by its label afterwards (the assertions below check that a run left nothing)."""
+    yield tmp_path
+    for run_dir in tmp_path.iterdir():
+        if run_dir.is_dir():
+            cleanup_run(engine, run_dir.name)
+
+
 def kchaos(results: Path, *args: str) -> tuple[int, Path, str]:
     done = subprocess.run(
         [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
@@ -54,10 +65,12 @@ def kchaos(results: Path, *args: str) -> tuple[int, Path, str]:
     return done.returncode, Path(lines[-1].removeprefix("run folder: ").strip()), done.stdout
 
 
-def run_profile(results: Path, profile: str, bugs: str | None) -> tuple[int, Path]:
+def run_profile(results: Path, profile: str, bugs: str | None, spark_url: str
+                ) -> tuple[int, Path]:
     time_limit = TIME_LIMIT_S.get(profile, DEFAULT_TIME_LIMIT_S)
     args = ["run", "--platform", "docker", "--profile", profile, "--seed", SEED,
-            "--time-limit", time_limit, *(["--bugs", bugs] if bugs else [])]
+            "--time-limit", time_limit, "--spark-master", spark_url,
+            *(["--bugs", bugs] if bugs else [])]
     code, run_dir, _ = kchaos(results, *args)
     return code, run_dir
 
@@ -91,9 +104,9 @@ def assert_nothing_left(engine: docker.DockerClient, run_dir: Path) -> None:
 
 @pytest.mark.timeout(1800)  # KIP-406 runs twice (the repro); each run is minutes on a busy box
 @pytest.mark.parametrize("bug", list(EXPECTED))
-def test_switch_is_caught_on_docker(bug: str, tmp_path: Path,
+def test_switch_is_caught_on_docker(bug: str, results: Path, spark_url: str,
                                     engine: docker.DockerClient) -> None:
-    code, run_dir = run_profile(tmp_path, bug, bug)
+    code, run_dir = run_profile(results, bug, bug, spark_url)
     result = outcome(run_dir)
     assert json.loads((run_dir / "run.json").read_text())["config"]["platform"] == "docker"
     assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
@@ -110,16 +123,16 @@ def test_switch_is_caught_on_docker(bug: str, tmp_path: Path,
     )
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
     assert "unavailable" in done.stdout and "1/1" in done.stdout
-    (replay,) = [p for p in tmp_path.iterdir() if p.is_dir() and p != run_dir]
+    (replay,) = [p for p in results.iterdir() if p.is_dir() and p != run_dir]
     assert planned(replay) == planned(run_dir)
     assert json.loads((replay / "run.json").read_text())["config"]["platform"] == "docker"
     assert_nothing_left(engine, replay)
 
 
 @pytest.mark.parametrize("bug", list(EXPECTED))
-def test_fixed_worker_passes_the_same_plan_on_docker(bug: str, tmp_path: Path,
+def test_fixed_worker_passes_the_same_plan_on_docker(bug: str, results: Path, spark_url: str,
                                                      engine: docker.DockerClient) -> None:
-    code, run_dir = run_profile(tmp_path, bug, None)
+    code, run_dir = run_profile(results, bug, None, spark_url)
     result = outcome(run_dir)
     assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
     assert planned(run_dir) == expected_steps(bug, run_dir)
@@ -127,9 +140,9 @@ def test_fixed_worker_passes_the_same_plan_on_docker(bug: str, tmp_path: Path,
     assert_nothing_left(engine, run_dir)
 
 
-def test_fixed_worker_is_valid_across_partitions(tmp_path: Path,
+def test_fixed_worker_is_valid_across_partitions(results: Path, spark_url: str,
                                                  engine: docker.DockerClient) -> None:
-    code, run_dir = run_profile(tmp_path, "partition", None)
+    code, run_dir = run_profile(results, "partition", None, spark_url)
     result = outcome(run_dir)
     assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
     cuts = [s for s in steps(run_dir) if s["fault"] == "partition"]
