@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
 def _repro(args: argparse.Namespace) -> int:
     from harness.run.command import repro
 
-    return repro(args.run_dir, args.times, args.into)
+    return repro(args.run_dir, args.times, args.into, args.spark_master)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -182,6 +182,8 @@ def build_parser() -> Parser:
     repro.add_argument("--times", type=int, default=1, help="replays (default 1)")
     repro.add_argument("--into", type=Path, default=None,
                        help="results folder for the replays (default: beside RUN_DIR)")
+    repro.add_argument("--spark-master", default=None,
+                       help="check the replays here (default: the run's, or local[*])")
     repro.set_defaults(handler=_repro)
 
     check = commands.add_parser("check", help="judge a run's stored history again")

@@ -108,7 +108,9 @@ def test_broker_settings_match_broker_properties(compose: dict[str, Any], broker
         expected = kafka_properties("compose", node_id, brokers, host_port=0)
         voters = ",".join(f"{n}@kafka-{n}:{KAFKA_CONTROLLER_PORT}" for n in range(1, brokers + 1))
         expected["controller.quorum.voters"] = voters
-        host_port = int(service["ports"][0].split(":")[0])
+        address, host_port_text, _ = service["ports"][0].split(":")
+        assert address == "127.0.0.1"  # published for this machine only
+        host_port = int(host_port_text)
         expected["advertised.listeners"] = (
             f"INTERNAL://kafka-{node_id}:{KAFKA_INTERNAL_PORT},EXTERNAL://localhost:{host_port}"
         )

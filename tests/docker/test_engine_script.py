@@ -145,3 +145,16 @@ def test_with_leaves_an_engine_it_did_not_start(tmp_path: Path) -> None:
 def test_with_without_a_command_is_bad_input(tmp_path: Path) -> None:
     done = engine_script("with", state=tmp_path)
     assert done.returncode == 254 and "usage:" in done.stderr
+
+
+def test_with_a_dockerd_that_cannot_start_exits_255_without_the_command(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root may start a dockerd: `with` would skip to the command")
+    env = fake_engine(tmp_path)
+    (tmp_path / "bin" / "dockerd").write_text("#!/bin/sh\necho 'failed to start: no cgroups'\n"
+                                              "exit 1\n")
+    done = engine_script("with", "sh", "-c", "touch \"$FAKE/ran\"", state=tmp_path / "state",
+                         env=env)
+    assert done.returncode == 255
+    assert "dockerd exited at start: failed to start: no cgroups" in done.stderr
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "images").exists()

@@ -118,7 +118,8 @@ def test_switch_is_caught_on_docker(bug: str, results: Path, spark_url: str,
         return
     # repro of a failing docker run: same plan, on docker again, the anomaly back
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "repro", str(run_dir), "--times", "1"],
+        [sys.executable, "-m", "harness", "repro", str(run_dir), "--times", "1",
+         "--spark-master", spark_url],
         capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
