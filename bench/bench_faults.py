@@ -10,11 +10,15 @@ the input's end) after the load stops.
 With --platforms local,docker: each kind on each platform, side by side in one table (a
 kind a platform cannot apply, partition on local, is shown as n/a).
 With --default-run: the default 60 s run (profile `all`), phase by phase.
+All runs are checked by one Spark Connect server started for the bench (no JVM start per
+run: the figures are about faults, not the checker); --no-shared-spark checks each run in a
+Spark of its own, as a lone `kchaos run` does.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import time
@@ -24,6 +28,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from checker.spark_server import SparkConnectServer
 from faults.model import Plan, Step, Trigger
 from harness.platforms import UNSUPPORTED_FAULTS
 from harness.run.config import resolve
@@ -65,10 +70,12 @@ def recovery_seconds(run_dir: Path) -> float | None:
     return round((max(running) - healed) / 1e9, 2) if running else None
 
 
-def one(kind: str, step: Step, root: Path, platform: str = "local") -> dict[str, Any]:
+def one(kind: str, step: Step, root: Path, platform: str = "local",
+        spark_master: str | None = None) -> dict[str, Any]:
     brokers = 3 if kind in BROKER_FAULTS else 1
     config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7, "brokers": brokers,
-                      "platform": platform})
+                      "platform": platform,
+                      **({"spark_master": spark_master} if spark_master else {})})
     outcome = Run(config, root, Plan(7, f"bench-{kind}", (step,))).execute()
     info = json.loads((outcome.run_dir / "run.json").read_text())
     return {"kind": kind, "verdict": outcome.verdict,
@@ -81,12 +88,22 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(SINGLE_FAULTS))
     parser.add_argument("--default-run", action="store_true")
     parser.add_argument("--platforms", default="local")
+    parser.add_argument("--no-shared-spark", action="store_true")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kchaos-bench-faults-"))
     console.print(f"kchaos fault bench: run folders under {root}")
+    with contextlib.ExitStack() as stack:
+        master = None
+        if not args.no_shared_spark:
+            server = SparkConnectServer(root / "spark-connect.log")
+            master = stack.enter_context(server).url
+        bench(args, root, master)
+
+
+def bench(args: argparse.Namespace, root: Path, master: str | None) -> None:
     if args.default_run:
         started = time.monotonic()
-        outcome = Run(resolve({}), root).execute()
+        outcome = Run(resolve({"spark_master": master} if master else {}), root).execute()
         wall = time.monotonic() - started
         timings = json.loads((outcome.run_dir / "run.json").read_text())["timings"]
         table = Table(title=f"default run (60 s, profile all): {wall:.0f} s start to verdict")
@@ -105,7 +122,7 @@ def main() -> None:
             if kind in UNSUPPORTED_FAULTS.get(platform, set()):
                 table.add_row(kind, platform, "n/a", "n/a", "n/a", "n/a")
                 continue
-            row = one(kind, SINGLE_FAULTS[kind], root, platform)
+            row = one(kind, SINGLE_FAULTS[kind], root, platform, master)
             recovery = "-" if row["recovery_s"] is None else str(row["recovery_s"])
             table.add_row(kind, platform, str(row["verdict"]), recovery, str(row["drain_s"]),
                           str(row["timings"].get("setup_s")))
