@@ -16,7 +16,7 @@
 # KCHAOS_PYTHON       the Python that builds the images in `with` (default .venv/bin/python)
 # Exit codes: 0 an engine answers (up/status) or ours is stopped (down); 3 none answers
 # (status); 254 none can be had here (up), with one line saying what to do; `with`: CMD's,
-# or 255 when the engine or the images fail before CMD.
+# or 255 when an engine should start here and does not (CMD not run).
 set -euo pipefail
 
 STATE_DIR="${KCHAOS_ENGINE_DIR:-/tmp/kchaos-engine}"
@@ -160,7 +160,10 @@ with_engine() {
     trap 'exit 143' TERM
   fi
   [[ $code == 0 ]] || exit 255
-  "${KCHAOS_PYTHON:-.venv/bin/python}" -m harness.platforms.docker_images || exit 255
+  # A failed build fails the docker tests that need its image (each says why); the rest
+  # of CMD still runs.
+  "${KCHAOS_PYTHON:-.venv/bin/python}" -m harness.platforms.docker_images \
+    || say "the images could not be built: the docker tests will fail"
   "$@" || code=$?
   return "$code"
 }

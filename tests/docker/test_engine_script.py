@@ -158,3 +158,12 @@ def test_with_a_dockerd_that_cannot_start_exits_255_without_the_command(tmp_path
     assert done.returncode == 255
     assert "dockerd exited at start: failed to start: no cgroups" in done.stderr
     assert not (tmp_path / "ran").exists() and not (tmp_path / "images").exists()
+
+
+def test_with_runs_the_command_when_the_images_cannot_be_built(tmp_path: Path) -> None:
+    env = fake_engine(tmp_path)
+    (tmp_path / "running").touch()  # an engine answers
+    (tmp_path / "bin" / "python").write_text("#!/bin/sh\nexit 255\n")  # the build fails
+    done = engine_script("with", "sh", "-c", "exit 4", state=tmp_path / "state", env=env)
+    assert done.returncode == 4  # the command ran; its code is the verdict
+    assert "the images could not be built: the docker tests will fail" in done.stderr
