@@ -1,18 +1,18 @@
 """Where a run's time goes, and how long recovery takes after each fault kind.
 
     .venv/bin/python bench/bench_faults.py [--kinds kill,stop,...] [--default-run]
-                                           [--platforms local,docker]
+                                           [--platforms local,docker] [--shared-spark]
 
 For each fault kind: one short run on the fixed worker (a 3-broker cluster for the broker
 faults) whose plan is that single fault at t=6 s; printed are the time from the fault's
 end (heal) until every pod is RUNNING again, and the drain time (committed offsets reach
 the input's end) after the load stops.
 With --platforms local,docker: each kind on each platform, side by side in one table (a
-kind a platform cannot apply, partition on local, is shown as n/a).
+kind a platform cannot apply, netem on docker, is shown as n/a). The network kinds run
+local brokers and pods in the run's own network (as root: harness/platforms/local_network.py).
 With --default-run: the default 60 s run (profile `all`), phase by phase.
-All runs are checked by one Spark Connect server started for the bench (no JVM start per
-run: the figures are about faults, not the checker); --no-shared-spark checks each run in a
-Spark of its own, as a lone `kchaos run` does.
+With --shared-spark: one Spark Connect server checks every run (the figures do not
+depend on the check; it only saves a JVM start per run).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from checker.spark_server import SparkConnectServer
 from faults.model import Plan, Step, Trigger
 from harness.platforms import UNSUPPORTED_FAULTS
 from harness.run.config import resolve
@@ -47,6 +46,11 @@ SINGLE_FAULTS: dict[str, Step] = {
     "kill-broker": Step(0, "kill-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
     "stop-broker": Step(0, "stop-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
     "partition": Step(0, "partition", "pod-0", Trigger(6.0), heal_after_s=6.0),
+    # Past the session timeout: pod-0 is a member no more and rejoins after the heal.
+    "partition-12s": Step(0, "partition", "pod-0", Trigger(6.0), heal_after_s=12.0),
+    "partition-broker": Step(0, "partition", "broker-1", Trigger(6.0), heal_after_s=6.0),
+    "netem": Step(0, "netem", "pod-0", Trigger(6.0), {"delay_ms": 200, "loss_pct": 5},
+                  heal_after_s=6.0),
 }
 BROKER_FAULTS = ("kill-broker", "stop-broker")  # these need a 3-node cluster
 console = Console()
@@ -74,8 +78,7 @@ def one(kind: str, step: Step, root: Path, platform: str = "local",
         spark_master: str | None = None) -> dict[str, Any]:
     brokers = 3 if kind in BROKER_FAULTS else 1
     config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7, "brokers": brokers,
-                      "platform": platform,
-                      **({"spark_master": spark_master} if spark_master else {})})
+                      "platform": platform, "spark_master": spark_master})
     outcome = Run(config, root, Plan(7, f"bench-{kind}", (step,))).execute()
     info = json.loads((outcome.run_dir / "run.json").read_text())
     return {"kind": kind, "verdict": outcome.verdict,
@@ -88,22 +91,24 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(SINGLE_FAULTS))
     parser.add_argument("--default-run", action="store_true")
     parser.add_argument("--platforms", default="local")
-    parser.add_argument("--no-shared-spark", action="store_true")
+    parser.add_argument("--shared-spark", action="store_true")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kchaos-bench-faults-"))
     console.print(f"kchaos fault bench: run folders under {root}")
     with contextlib.ExitStack() as stack:
-        master = None
-        if not args.no_shared_spark:
-            server = SparkConnectServer(root / "spark-connect.log")
-            master = stack.enter_context(server).url
-        bench(args, root, master)
+        spark_master = None
+        if args.shared_spark:
+            from checker.spark_server import SparkConnectServer
+
+            server = SparkConnectServer(root / "spark-connect.log", "local[*]")
+            spark_master = stack.enter_context(server).url
+        bench(args, root, spark_master)
 
 
-def bench(args: argparse.Namespace, root: Path, master: str | None) -> None:
+def bench(args: argparse.Namespace, root: Path, spark_master: str | None) -> None:
     if args.default_run:
         started = time.monotonic()
-        outcome = Run(resolve({"spark_master": master} if master else {}), root).execute()
+        outcome = Run(resolve({}), root).execute()
         wall = time.monotonic() - started
         timings = json.loads((outcome.run_dir / "run.json").read_text())["timings"]
         table = Table(title=f"default run (60 s, profile all): {wall:.0f} s start to verdict")
@@ -119,10 +124,10 @@ def bench(args: argparse.Namespace, root: Path, master: str | None) -> None:
         table.add_column(column)
     for kind in args.kinds.split(","):
         for platform in args.platforms.split(","):
-            if kind in UNSUPPORTED_FAULTS.get(platform, set()):
+            if SINGLE_FAULTS[kind].fault in UNSUPPORTED_FAULTS.get(platform, set()):
                 table.add_row(kind, platform, "n/a", "n/a", "n/a", "n/a")
                 continue
-            row = one(kind, SINGLE_FAULTS[kind], root, platform, master)
+            row = one(kind, SINGLE_FAULTS[kind], root, platform, spark_master)
             recovery = "-" if row["recovery_s"] is None else str(row["recovery_s"])
             table.add_row(kind, platform, str(row["verdict"]), recovery, str(row["drain_s"]),
                           str(row["timings"].get("setup_s")))

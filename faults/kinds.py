@@ -35,6 +35,18 @@ class Network(Protocol):
     def reconnect(self, target: str) -> None: ...
 
 
+class Links(Protocol):
+    """The links of the run's network, where a platform can slow them down (tc netem)."""
+
+    def degrade(self, target: str, delay_ms: int, jitter_ms: int, loss_pct: float
+                ) -> dict[str, Any]:
+        """Delay (each direction, with jitter) and lose packets on `target`'s link;
+        returns what was applied."""
+        ...
+
+    def restore(self, target: str) -> None: ...
+
+
 class GlobalTopic(Protocol):
     """The accounts (global) topic, as the nemesis may disturb it."""
 
@@ -52,6 +64,7 @@ class FaultContext:
     global_topic: GlobalTopic | None
     application_id: str
     network: Network | None = None
+    links: Links | None = None
 
 
 Details = dict[str, Any]
@@ -196,7 +209,7 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
 
 def _partition(ctx: FaultContext, step: Step) -> Details:
     if ctx.network is None:
-        raise RuntimeError("partition needs a platform with a network (--platform docker)")
+        raise RuntimeError("partition needs a platform with a run network")
     ctx.network.disconnect(step.target)
     return {}
 
@@ -204,6 +217,20 @@ def _partition(ctx: FaultContext, step: Step) -> Details:
 def _heal_partition(ctx: FaultContext, step: Step) -> Details:
     assert ctx.network is not None
     ctx.network.reconnect(step.target)
+    return {}
+
+
+def _netem(ctx: FaultContext, step: Step) -> Details:
+    if ctx.links is None:
+        raise RuntimeError("netem needs a platform with a run network (--platform local)")
+    return ctx.links.degrade(step.target, int(step.params.get("delay_ms", 0)),
+                             int(step.params.get("jitter_ms", 0)),
+                             float(step.params.get("loss_pct", 0.0)))
+
+
+def _heal_netem(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.links is not None
+    ctx.links.restore(step.target)
     return {}
 
 
@@ -237,5 +264,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
         FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
+        FaultKind("netem", _netem, _heal_netem, "pod-or-broker"),
     )
 }
+
+# The kinds that need the run's own network (on `local`: namespaces, a bridge, veths).
+NETWORK_FAULTS = frozenset({"partition", "netem"})

@@ -118,6 +118,22 @@ def _partition_broker(b: _Builder, at: float) -> None:
           heal_after_s=b.r(4, 8))
 
 
+def _netem(b: _Builder, at: float, target: str) -> None:
+    """A slow, lossy link (each direction): requests time out and are retried, sessions
+    and transactions run long, none of it a crash."""
+    b.add("netem", target, Trigger(at), heal_after_s=b.r(6, 12),
+          delay_ms=b.rng.choice([50, 200, 500]), jitter_ms=b.rng.choice([0, 20]),
+          loss_pct=b.rng.choice([0, 2, 10]))
+
+
+def _netem_pod(b: _Builder, at: float) -> None:
+    _netem(b, at, b.pod())
+
+
+def _netem_broker(b: _Builder, at: float) -> None:
+    _netem(b, at, f"broker-{b.rng.randrange(b.brokers) + 1}")
+
+
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "none": (),  # no faults: the baseline a system under test must pass, and throughput
     "kill": (_kill, _kill_in_running, _pause),
@@ -125,8 +141,9 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "checkpoint": (_delay_checkpoint, _stop, _scale_out, _scale_in, _kill_in_running),
     "global": (_truncate_global,),
     "broker": (_kill_broker, _stop_broker),  # needs a 3-node cluster (--brokers 3)
-    # Needs a platform with a network (docker); a broker only out of three.
+    # Need a run network (docker; local as root); a broker only out of three.
     "partition": (_partition_pod,),
+    "network": (_partition_pod, _netem_pod),  # netem: local platform only
     "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
             _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
 }
@@ -140,6 +157,8 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         mix += [_kill_broker, _stop_broker]
     if profile == "partition" and b.brokers >= 3:
         mix += [_partition_broker]
+    if profile == "network" and b.brokers >= 3:
+        mix += [_partition_broker, _netem_broker]
     if b.brokers < 3:  # one broker: killing it is no fault the worker could survive
         mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
         if not mix:

@@ -54,12 +54,16 @@ def _kafka_fetch(args: argparse.Namespace) -> int:
 
 def _clean(args: argparse.Namespace) -> int:
     from harness.console import out
+    from harness.platforms.local_network import clean_networks
     from harness.procs import clean
 
     stopped = clean(args.results_dir)
     for record in stopped:
         out.print(f"stopped {record.name} (pid {record.pid})")
     out.print(f"{len(stopped)} process(es) stopped")
+    removed = clean_networks(args.results_dir)  # after the processes inside them
+    if removed:
+        out.print(f"removed the run networks' {', '.join(removed)}")
     return 0
 
 
@@ -103,6 +107,14 @@ def _repro(args: argparse.Namespace) -> int:
     return repro(args.run_dir, args.times, args.into, args.spark_master)
 
 
+def _shrink(args: argparse.Namespace) -> int:
+    from harness.nightly.durations import parse_duration
+    from harness.shrink.command import shrink
+
+    return shrink(args.run_dir, args.times, args.min_hits, parse_duration(args.budget),
+                  args.into, args.anomaly)
+
+
 def _check(args: argparse.Namespace) -> int:
     from harness.run.command import check
 
@@ -113,10 +125,22 @@ def _report(args: argparse.Namespace) -> int:
     from harness.console import out
     from harness.report import render_index, render_report, write_run_junit
     from harness.report.index import is_run_dir
+    from harness.report.nightlies import NIGHTLY_JSON
+    from harness.report.nightly_page import render_nightly
 
+    if (args.run_dir / NIGHTLY_JSON).is_file():  # a nightly's folder: its summary page
+        try:
+            out.print(f"nightly page: {render_nightly(args.run_dir)}", highlight=False,
+                      soft_wrap=True)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{args.run_dir / NIGHTLY_JSON} cannot be read ({exc}): run "
+                             "`kchaos nightly` again to get a new one") from exc
+        out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
+        return 0
     if not is_run_dir(args.run_dir):  # else report.html lands in it, index.html beside it
         raise UsageError(f"{args.run_dir} is not a kchaos run folder (no run.json): pass "
-                         "a folder under results/, e.g. the `run folder:` a run printed")
+                         "a folder under results/, e.g. the `run folder:` a run printed, "
+                         "or a nightly's folder")
     out.print(f"report: {render_report(args.run_dir)}", highlight=False, soft_wrap=True)
     write_run_junit(args.run_dir)
     out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
@@ -186,13 +210,27 @@ def build_parser() -> Parser:
                        help="check the replays here (default: the run's, or local[*])")
     repro.set_defaults(handler=_repro)
 
+    shrink = commands.add_parser("shrink", help="minimise a failing run's plan")
+    shrink.add_argument("run_dir", type=Path)
+    shrink.add_argument("--times", type=int, default=3, help="reruns per candidate, K (3)")
+    shrink.add_argument("--min-hits", type=int, default=2,
+                        help="hits of the same anomaly class to keep a candidate, M (2)")
+    shrink.add_argument("--budget", default="30m", help="e.g. 30m, 2h (default 30m)")
+    shrink.add_argument("--anomaly", default=None,
+                        help="class(es) a rerun must show, A[,B] (default: the run's, less "
+                             "`unavailable`)")
+    shrink.add_argument("--into", type=Path, default=None,
+                        help="results folder for the shrink folder (default: beside RUN_DIR)")
+    shrink.set_defaults(handler=_shrink)
+
     check = commands.add_parser("check", help="judge a run's stored history again")
     check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
     check.add_argument("--spark-master", default=None,
                        help="default local[*]; sc://HOST:PORT for a Spark Connect server")
     check.set_defaults(handler=_check)
 
-    report = commands.add_parser("report", help="render a run's report.html again")
+    report = commands.add_parser(
+        "report", help="render a run's report.html (or a nightly's nightly.html) again")
     report.add_argument("run_dir", type=Path)
     report.set_defaults(handler=_report)
 
@@ -208,9 +246,9 @@ def build_parser() -> Parser:
     serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")
     serve.set_defaults(handler=_serve)
 
-    commands.add_parser("clean", help="stop processes a crashed harness left").set_defaults(
-        handler=_clean
-    )
+    commands.add_parser(
+        "clean", help="stop processes (and remove run networks) a crashed harness left"
+    ).set_defaults(handler=_clean)
     return parser
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.console import err, out
@@ -29,6 +30,8 @@ from harness.report.coverage import nightly_coverage
 from harness.report.expect import Judgement, LostRun, judge
 from harness.report.index import is_run_dir, render_index
 from harness.report.junit import JUNIT_FILE, write_junit, write_run_junit
+from harness.report.nightlies import NIGHTLY_JSON
+from harness.report.nightly_page import render_nightly
 from harness.report.report import REPORT_FILE, render_report
 from harness.report.summary import RunSummary, format_duration, summarize_dir
 from harness.results import write_json
@@ -85,6 +88,7 @@ def nightly(
     matrix, no_engine, why = without_docker_cells_if_no_engine(matrix)
     results_dir = Path(results_dir)
     log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}"
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -105,13 +109,10 @@ def nightly(
         done = run_matrix(matrix, budget_s, start)
     attempts, skipped = done.attempts, done.skipped
     summaries, lost, verdict = _judge(attempts)
-    try:
-        index: Path | str = render_index(results_dir)
-    except Exception as exc:  # the verdict and the JUnit file matter more than the page
-        index = f"not written ({type(exc).__name__}: {exc})"
     junit = write_junit(list(summaries.values()), log_dir / JUNIT_FILE, lost)
     (results_dir / NIGHTLY_JUNIT).write_text(junit.read_text())
-    write_json(log_dir / "nightly.json", {
+    write_json(log_dir / NIGHTLY_JSON, {
+        "started_at": started_at,
         "budget_s": budget_s,
         "runs": [{**dataclasses.asdict(a), "run_dir": str(a.run_dir or "")} for a in attempts],
         "not_started": [dataclasses.asdict(c) for c in skipped],
@@ -120,11 +121,21 @@ def nightly(
         "ok": verdict.ok and done.interrupted is None,
         "reasons": verdict.reasons(),
     })
+    # The pages matter less than the verdict and the JUnit file: a failure is one line.
+    try:
+        page: Path | str = render_nightly(log_dir)
+    except Exception as exc:
+        page = f"not written ({type(exc).__name__}: {exc})"
+    try:
+        index: Path | str = render_index(results_dir)
+    except Exception as exc:
+        index = f"not written ({type(exc).__name__}: {exc})"
 
     print_summary(attempts, summaries, skipped, verdict,
                   "interrupted" if done.interrupted is not None else "budget")
     nightly_coverage([s.run_dir for s in summaries.values()], log_dir, out)
-    out.print(f"index: {index}\njunit: {results_dir / NIGHTLY_JUNIT}", highlight=False)
+    out.print(f"nightly page: {page}\nindex: {index}\njunit: {results_dir / NIGHTLY_JUNIT}",
+              highlight=False)
     if done.interrupted is not None:
         out.print("[yellow]nightly interrupted[/]: the runs above finished; no verdict")
         return exit_code_for_exception(done.interrupted)

@@ -1,5 +1,6 @@
 """Platform `local`: pods are processes of the system under test on this machine; a node is
-a folder `<run>/nodes/<node>/` holding the volumes (state dirs) of the pods placed on it."""
+a folder `<run>/nodes/<node>/` holding the volumes (state dirs) of the pods placed on it.
+With a run network (a plan with network faults), each pod runs in its own namespace."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import psutil
 
 from common.waiting import wait_until
+from harness.kafka.cluster import NodeNetwork
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest
@@ -22,12 +24,13 @@ class LocalPlatform(PodInventory):
 
     def __init__(
         self, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
-        settings: PodSettings, node_count: int,
+        settings: PodSettings, node_count: int, network: NodeNetwork | None = None,
     ) -> None:
         super().__init__(run_dir, node_count)
         self.registry = registry
         self.sut = sut
         self.settings = settings
+        self.network = network
         self._popens: dict[str, subprocess.Popen[bytes]] = {}
         for node in self._nodes:
             (run_dir / "nodes" / node).mkdir(parents=True, exist_ok=True)
@@ -54,6 +57,8 @@ class LocalPlatform(PodInventory):
             paths = PodPaths(str(self.volume(name)), str(self.trace_path(name)),
                              str(self.control_path(name)))
             argv = self.sut.command(self.settings, name, paths)
+            if self.network is not None:
+                argv = self.network.wrap(name, argv)
             env = {**os.environ, **self.sut.env()}
             popen = self.registry.spawn(
                 f"pod-{name}", argv, self.pod_dir(name) / LOG_FILE, env=env

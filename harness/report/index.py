@@ -13,6 +13,13 @@ from pathlib import Path
 from common.files import write_atomically
 from harness.report.charts import to_div, trend_figure
 from harness.report.coverage import coverage_table
+from harness.report.nightlies import (
+    NIGHTLY_PAGE,
+    Nightly,
+    detection_rates,
+    nightly_dirs,
+    read_nightly,
+)
 from harness.report.pages import environment, href, short_error
 from harness.report.plotly_file import NO_PLOTLY, plotly_vars
 from harness.report.report import REPORT_FILE
@@ -90,6 +97,26 @@ def _row(s: RunSummary) -> RunRow:
     )
 
 
+@dataclass(frozen=True)
+class NightlyRow:
+    name: str
+    link: str
+    nightly: Nightly | None
+    error: str = ""
+
+
+def nightly_rows(results_dir: Path) -> list[NightlyRow]:
+    rows = []
+    for log_dir in nightly_dirs(results_dir):
+        page = log_dir / NIGHTLY_PAGE
+        link = href(f"{log_dir.name}/{NIGHTLY_PAGE}" if page.exists() else f"{log_dir.name}/")
+        try:
+            rows.append(NightlyRow(log_dir.name, link, read_nightly(log_dir)))
+        except Exception as exc:  # one damaged nightly.json costs its own row only
+            rows.append(NightlyRow(log_dir.name, link, None, short_error(exc)))
+    return rows
+
+
 def render_index(results_dir: Path) -> Path:
     """Write `results_dir/index.html` and return its path."""
     results_dir = Path(results_dir)
@@ -97,12 +124,16 @@ def render_index(results_dir: Path) -> Path:
     runs = summaries(results_dir)
     counts = Counter((s.label, s.css) for s in runs)
     dated = any(s.started_at for s in runs)
+    nightlies = nightly_rows(results_dir)
     page = environment().get_template("index.html.j2").render(
         runs=[_row(s) for s in runs],
         counts=[(label, css, n) for (label, css), n in sorted(counts.items())],
         missed=sum(not s.expectation_met for s in runs),
         trend=to_div(trend_figure(runs), "trend-chart") if dated else "",
         coverage=coverage_table(s.run_dir for s in runs),
+        nightlies=nightlies,
+        rates=detection_rates(r.nightly for r in nightlies if r.nightly),
+        format_duration=format_duration,
         **(plotly_vars(results_dir, results_dir) if dated else NO_PLOTLY),
         results_dir=str(results_dir),
         rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),

@@ -21,6 +21,7 @@ from harness.errors import UsageError
 from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome
+from harness.shrink.classes import rate_text
 
 VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
@@ -47,7 +48,8 @@ def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> R
         config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
     )
     # Before the run folder exists: an engine that answers, faults the platform can apply.
-    require_platform(config.platform, config.sut, (step.fault for step in plan.steps))
+    require_platform(config.platform, config.sut, (step.fault for step in plan.steps),
+                     config.bootstrap)
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
     err.print(
@@ -128,14 +130,18 @@ def repro(run_dir: Path, times: int, results_dir: Path | None,
         config = replace(config, spark_master=spark_master)
     require_tools(config)
     original = _anomalies(run_dir)
+    target = _target(run_dir, original)
     where = results_dir or run_dir.parent
     seen: Counter[str] = Counter()
     codes: list[int] = []
+    hits = 0
     for k in range(times):
         err.print(f"[bold]repro {k + 1}/{times}[/] of {run_dir.name}")
         outcome = execute(config, where, plan)
         codes.append(outcome.exit_code)
-        seen.update(_anomalies(outcome.run_dir).keys())
+        came_back = _anomalies(outcome.run_dir).keys()
+        seen.update(came_back)
+        hits += bool(set(target) & set(came_back))
     table = Table(title=f"repro of {run_dir.name}: {times} run(s)")
     table.add_column("anomaly")
     table.add_column("original")
@@ -143,7 +149,28 @@ def repro(run_dir: Path, times: int, results_dir: Path | None,
     for name in sorted(set(original) | set(seen)):
         table.add_row(name, str(original.get(name, 0)), f"{seen[name]}/{times}")
     out.print(table)
+    if target:
+        out.print(f"reproduction rate: {rate_text(hits, times)} of {times} replay(s) showed "
+                  f"{' or '.join(target)}", highlight=False)
+    else:
+        out.print("reproduction rate: n/a (the original run found no anomaly to reproduce)",
+                  highlight=False)
     return compose_exit_codes(codes)
+
+
+def _target(run_dir: Path, original: dict[str, int]) -> tuple[str, ...]:
+    """The classes a replay must show one of to count as a reproduction: the original's
+    (less `unavailable` when it found more), or those a shrunk plan folder names."""
+    from harness.shrink.classes import target_classes
+    from harness.shrink.files import TARGET_KEY
+
+    found = tuple(sorted(name for name, n in original.items() if n))
+    if not found:
+        try:
+            found = tuple(read_json(run_dir / "run.json").get(TARGET_KEY, ()))
+        except (UsageError, AttributeError):
+            found = ()
+    return target_classes(found)
 
 
 def _anomalies(run_dir: Path) -> dict[str, int]:

@@ -1,0 +1,210 @@
+"""A nightly read back from its folder (`results/nightly-*/nightly.json` and the run
+folders it names): its summary page (`nightly.html`), its README table (`nightly.md`), and
+across nightlies the detection rate per bug switch that `results/index.html` shows.
+
+Reads stored files only, so a nightly's page can be rendered again at any time
+(`kchaos report results/nightly-...`), and a damaged nightly.json costs its own row only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harness.report.expect import Detection, Judgement, LostRun, judge
+from harness.report.run_files import RUN_MARKERS
+from harness.report.summary import RunSummary, format_duration, parse_time, summarize_dir
+
+NIGHTLY_JSON = "nightly.json"
+NIGHTLY_PAGE = "nightly.html"
+NIGHTLY_TABLE = "nightly.md"
+
+
+@dataclass(frozen=True)
+class NightlyRun:
+    """One cell the nightly ran: what it asked for and, if a run folder exists, its summary
+    with the exit code the nightly saw (-1: stopped by the nightly)."""
+
+    profile: str
+    seed: str
+    bugs: tuple[str, ...]
+    args: tuple[str, ...]
+    exit_code: int | None
+    duration_s: float
+    note: str
+    summary: RunSummary | None
+
+    @property
+    def name(self) -> str:
+        extra = f" {' '.join(self.args)}" if self.args else ""
+        return f"{self.profile} seed {self.seed} bugs {','.join(self.bugs) or '-'}{extra}"
+
+    @property
+    def sut(self) -> str:
+        return self.summary.sut if self.summary else _sut_of(self.args)
+
+
+def _sut_of(args: Sequence[str]) -> str:
+    return args[args.index("--sut") + 1] if "--sut" in args[:-1] else "python"
+
+
+@dataclass(frozen=True)
+class Nightly:
+    log_dir: Path
+    started_at: datetime | None
+    budget_s: float | None
+    runs: list[NightlyRun]
+    not_started: list[str]
+    interrupted: bool
+    judgement: Judgement = field(default_factory=Judgement)
+
+    @property
+    def wall_s(self) -> float:
+        return sum(r.duration_s for r in self.runs)
+
+    @property
+    def runs_per_hour(self) -> float | None:
+        return 3600 * len(self.runs) / self.wall_s if self.wall_s else None
+
+    @property
+    def false_positives(self) -> int:
+        return len(self.judgement.bad_fixed) + len(self.judgement.lost_fixed)
+
+    @property
+    def fixed_runs(self) -> int:
+        return sum(1 for r in self.runs if not r.bugs and r.sut == "python")
+
+    def seeds_caught(self, detection: Detection) -> list[str]:
+        return sorted({r.seed for r in self.runs if r.bugs and tuple(sorted(set(r.bugs)))
+                       == detection.bugs and r.summary and r.summary.detected})
+
+
+def _is_run_dir(path: Path) -> bool:
+    return path.is_dir() and any((path / m).exists() for m in RUN_MARKERS)
+
+
+def _run(entry: Mapping[str, Any], log_dir: Path) -> NightlyRun:
+    cell = entry.get("cell") or {}
+    exit_code = entry.get("exit_code")
+    exit_code = exit_code if isinstance(exit_code, int) else None
+    summary = None
+    raw_dir = str(entry.get("run_dir") or "")
+    if raw_dir:
+        run_dir = Path(raw_dir)
+        # Paths were recorded relative to where the nightly ran: fall back to a sibling of
+        # the nightly's folder, so a results folder that was moved still reads.
+        if not _is_run_dir(run_dir):
+            run_dir = log_dir.parent / run_dir.name
+        if _is_run_dir(run_dir):
+            summary = summarize_dir(run_dir)
+            code = -1 if exit_code is None else exit_code
+            if summary.exit_code != code:  # the nightly's view of how the run ended wins
+                summary = dataclasses.replace(summary, exit_code=code)
+    return NightlyRun(
+        profile=str(cell.get("profile", "?")), seed=str(cell.get("seed", "?")),
+        bugs=tuple(str(b) for b in cell.get("bugs") or ()),
+        args=tuple(str(a) for a in cell.get("args") or ()),
+        exit_code=exit_code, duration_s=float(entry.get("duration_s") or 0.0),
+        note=str(entry.get("note") or ""), summary=summary,
+    )
+
+
+def _lost(run: NightlyRun) -> LostRun:
+    code = "stopped" if run.exit_code is None else f"exit {run.exit_code}"
+    return LostRun(run.name, run.profile, run.seed, run.bugs, f"{code}: {run.note}")
+
+
+def _started(log_dir: Path, doc: Mapping[str, Any]) -> datetime | None:
+    given = parse_time(doc.get("started_at"))
+    if given:
+        return given
+    try:  # nightly-YYYYmmddTHHMMSS, local time of the machine that ran it
+        return datetime.strptime(log_dir.name.removeprefix("nightly-"), "%Y%m%dT%H%M%S")
+    except ValueError:
+        return None
+
+
+def read_nightly(log_dir: Path) -> Nightly:
+    """Raises OSError or ValueError when nightly.json is missing or not a nightly's."""
+    doc = json.loads((log_dir / NIGHTLY_JSON).read_text())
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
+        raise ValueError(f"{log_dir / NIGHTLY_JSON} has no list of runs")
+    runs = [_run(e, log_dir) for e in doc["runs"] if isinstance(e, dict)]
+    judged = [r.summary for r in runs if r.summary is not None]
+    lost = [_lost(r) for r in runs if r.summary is None]
+    not_started = [
+        f"{c.get('profile')} seed {c.get('seed')} bugs {','.join(c.get('bugs') or []) or '-'}"
+        for c in doc.get("not_started") or [] if isinstance(c, dict)
+    ]
+    budget = doc.get("budget_s")
+    return Nightly(
+        log_dir=log_dir, started_at=_started(log_dir, doc),
+        budget_s=float(budget) if isinstance(budget, int | float) else None,
+        runs=runs, not_started=not_started, interrupted=bool(doc.get("interrupted")),
+        judgement=judge(judged, lost),
+    )
+
+
+def nightly_dirs(results_dir: Path) -> list[Path]:
+    try:
+        found = [p for p in results_dir.iterdir() if (p / NIGHTLY_JSON).is_file()]
+    except OSError:
+        return []
+    return sorted(found, key=lambda p: p.name, reverse=True)
+
+
+@dataclass(frozen=True)
+class DetectionRate:
+    """A bug switch across nightlies: runs that had it on, runs that caught it, nightlies."""
+
+    name: str
+    runs: int
+    caught: int
+    nightlies: int
+
+    @property
+    def rate(self) -> str:
+        return f"{100 * self.caught / self.runs:.0f}%" if self.runs else "-"
+
+
+def detection_rates(nightlies: Iterable[Nightly]) -> list[DetectionRate]:
+    totals: dict[str, list[int]] = {}
+    for n in nightlies:
+        for d in n.judgement.detections:
+            runs, caught, count = totals.get(d.name, [0, 0, 0])
+            totals[d.name] = [runs + d.runs, caught + d.caught, count + 1]
+    return [DetectionRate(name, *t) for name, t in sorted(totals.items())]
+
+
+def markdown_table(n: Nightly) -> str:
+    """The README's table: per cell the verdict, per switch the runs that caught it, the
+    fixed worker's false positives."""
+    lines = [
+        f"Nightly `{n.log_dir.name}`: {len(n.runs)} run(s) in {format_duration(n.wall_s)}"
+        + (f" ({n.runs_per_hour:.1f} runs/hour)" if n.runs_per_hour else "")
+        + (f"; {len(n.not_started)} cell(s) not started (budget)" if n.not_started else "")
+        + f"; fixed-worker false positives: {n.false_positives} of {n.fixed_runs}.",
+        "",
+        "| switch | runs | caught | seeds caught |",
+        "|---|---:|---:|---|",
+    ]
+    lines += [f"| `{d.name}` | {d.runs} | {d.caught} | {', '.join(n.seeds_caught(d)) or '-'} |"
+              for d in n.judgement.detections]
+    lines += ["", "| profile | seed | bugs | options | verdict | anomalies | time |",
+              "|---|---:|---|---|---|---|---:|"]
+    for r in n.runs:
+        s = r.summary
+        verdict = s.outcome if s else f"no run folder ({r.note or r.exit_code})"
+        lines.append(
+            f"| {r.profile} | {r.seed} | {','.join(r.bugs) or '-'} | {' '.join(r.args) or '-'}"
+            f" | {verdict} | {s.anomalies_text if s else '-'} | {format_duration(r.duration_s)} |")
+    return "\n".join(lines) + "\n"
+
+
+def rendered_at() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -1,0 +1,32 @@
+"""Which anomaly classes count as "the same failure" when a plan is rerun."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# Judged on progress under load: a slow machine produces it without any bug. A shrink
+# aims at it only when the run found nothing else.
+LOAD_CLASSES = ("unavailable",)
+
+
+def anomaly_classes(run_dir: Path) -> tuple[str, ...]:
+    """The classes results.json counted at least once (none if it is missing or damaged)."""
+    try:
+        counts = json.loads((run_dir / "results.json").read_text()).get("anomaly_counts", {})
+    except (OSError, ValueError, AttributeError):
+        return ()
+    if not isinstance(counts, dict):
+        return ()
+    return tuple(sorted(name for name, n in counts.items() if isinstance(n, int) and n > 0))
+
+
+def target_classes(found: tuple[str, ...]) -> tuple[str, ...]:
+    """The classes a rerun must show one of: those the original found, less the load ones
+    when there is anything else."""
+    specific = tuple(c for c in found if c not in LOAD_CLASSES)
+    return specific or found
+
+
+def rate_text(hits: int, runs: int) -> str:
+    return f"{hits}/{runs} ({100.0 * hits / runs:.0f}%)" if runs else "0/0"
