@@ -8,7 +8,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kchaos-installed
 
-.PHONY: setup jars browser test test-fast lint typecheck run bench clean engine-up engine-down \
+.PHONY: setup jars fuse browser test test-fast lint typecheck run bench clean engine-up engine-down \
 	images
 
 $(STAMP): pyproject.toml
@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP) jars
+setup: $(STAMP) jars fuse
+
+# fuse3 for the fault filesystem (storage faults), installed when root; else a note.
+fuse:
+	bash scripts/install-fuse.sh
 
 jars: $(STAMP)
 	$(BIN)/kchaos kafka fetch

@@ -51,6 +51,10 @@ SINGLE_FAULTS: dict[str, Step] = {
     "partition-broker": Step(0, "partition", "broker-1", Trigger(6.0), heal_after_s=6.0),
     "netem": Step(0, "netem", "pod-0", Trigger(6.0), {"delay_ms": 200, "loss_pct": 5},
                   heal_after_s=6.0),
+    # On the fault filesystem (fuse3): the heal is the restart after the rollback + remount.
+    "power-loss": Step(0, "power-loss", "pod-0", Trigger(6.0), heal_after_s=2.0),
+    "io-delay": Step(0, "io-delay", "pod-0", Trigger(6.0), {"ms": 1500}, heal_after_s=6.0),
+    "io-error": Step(0, "io-error", "pod-0", Trigger(6.0), heal_after_s=3.0),
 }
 BROKER_FAULTS = ("kill-broker", "stop-broker")  # these need a 3-node cluster
 console = Console()

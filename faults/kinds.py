@@ -2,8 +2,8 @@
 fault kind).
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
-calls, the run's network); the only help they take from the worker is the control file's
-checkpoint delay.
+calls, the run's network, the fault filesystem under the volumes); the only help they take
+from the worker is the control file's checkpoint delay.
 """
 
 from __future__ import annotations
@@ -33,6 +33,18 @@ class Network(Protocol):
         ...
 
     def reconnect(self, target: str) -> None: ...
+
+
+class Storage(Protocol):
+    """The pods' volumes on the fault filesystem (faults/faultfs), where a platform has it."""
+
+    def power_loss(self, pod: str) -> dict[str, Any]:
+        """The pod is down: drop what its volume holds that was never made durable."""
+        ...
+
+    def set_io_rules(self, pod: str, rules: list[dict[str, Any]]) -> None:
+        """Delay/fail rules (faults.faultfs.rules.Rule as JSON) of the pod's volume."""
+        ...
 
 
 class Links(Protocol):
@@ -65,6 +77,7 @@ class FaultContext:
     application_id: str
     network: Network | None = None
     links: Links | None = None
+    storage: Storage | None = None
 
 
 Details = dict[str, Any]
@@ -220,6 +233,50 @@ def _heal_partition(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
+def _storage(ctx: FaultContext, fault: str) -> Storage:
+    if ctx.storage is None:
+        raise RuntimeError(f"{fault} needs the fault filesystem (--platform local, fuse3)")
+    return ctx.storage
+
+
+def _power_loss(ctx: FaultContext, step: Step) -> Details:
+    """The pod's machine loses power: SIGKILL, then its volume keeps only what was fsynced
+    (and names whose directory was fsynced). The heal starts it again, as a kill's does."""
+    storage = _storage(ctx, "power-loss")
+    ctx.platform.kill_pod(step.target)
+    return {"undone": storage.power_loss(step.target)}
+
+
+# Where the I/O faults aim by default: the checkpoint files (write, fsync and rename of
+# `.checkpoint.tmp` -> `.checkpoint`), the checkpoint delay without a hook in the process.
+_IO_PATTERN = "*.checkpoint*"
+
+
+def _io_rule(step: Step, **defaults: Any) -> dict[str, Any]:
+    from faults.faultfs.rules import Rule  # checked here: a bad rule fails this step only
+
+    raw = {"pattern": _IO_PATTERN, **defaults, **step.params}
+    raw["delay_ms"] = int(raw.pop("ms", raw.get("delay_ms", 0)))
+    return Rule.from_json(raw).to_json()
+
+
+def _io_delay(ctx: FaultContext, step: Step) -> Details:
+    rule = _io_rule(step, ops=["fsync", "rename"], ms=1500)
+    _storage(ctx, "io-delay").set_io_rules(step.target, [rule])
+    return rule
+
+
+def _io_error(ctx: FaultContext, step: Step) -> Details:
+    rule = _io_rule(step, ops=["write", "fsync"], error="EIO")
+    _storage(ctx, "io-error").set_io_rules(step.target, [rule])
+    return rule
+
+
+def _io_heal(ctx: FaultContext, step: Step) -> Details:
+    _storage(ctx, step.fault).set_io_rules(step.target, [])
+    return {}
+
+
 def _netem(ctx: FaultContext, step: Step) -> Details:
     if ctx.links is None:
         raise RuntimeError("netem needs a platform with a run network (--platform local)")
@@ -264,6 +321,10 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
         FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
+        # Storage (the fault filesystem, --platform local): see faults/faultfs.
+        FaultKind("power-loss", _power_loss, _start, "pod"),
+        FaultKind("io-delay", _io_delay, _io_heal, "pod"),
+        FaultKind("io-error", _io_error, _io_heal, "pod"),
         FaultKind("netem", _netem, _heal_netem, "pod-or-broker"),
     )
 }

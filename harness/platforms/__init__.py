@@ -13,14 +13,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from faults.kinds import NETWORK_FAULTS, Brokers, Links, Network
+from faults.kinds import NETWORK_FAULTS, Brokers, Links, Network, Storage
 from faults.platform import Platform
 from harness.errors import UsageError
+from harness.platforms.faultfs import STORAGE_FAULTS, FaultFsMounts, require_faultfs
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodSettings, SystemUnderTest
 
-# Fault kinds a platform cannot apply (docker: no tc on the containers' links yet).
-UNSUPPORTED_FAULTS: dict[str, set[str]] = {"local": set(), "docker": {"netem"}}
+# Fault kinds a platform cannot apply (docker: no tc on the containers' links yet, no
+# fault filesystem).
+UNSUPPORTED_FAULTS: dict[str, set[str]] = {"local": set(), "docker": {"netem", *STORAGE_FAULTS}}
 
 
 @dataclass
@@ -31,14 +33,16 @@ class Placement:
     teardown: Callable[[], None]
     network: Network | None = None
     links: Links | None = None
+    storage: Storage | None = None
 
 
 def open_platform(
     name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
     settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
-    own_network: bool = False,
+    own_network: bool = False, storage_faults: bool = False,
 ) -> Placement:
-    """`own_network`: the plan has network faults (local: namespaces, bridge, veths)."""
+    """`own_network`: the plan has network faults (local: namespaces, bridge, veths).
+    `storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem."""
     if name == "docker":
         return _docker(run_dir, settings, nodes, brokers)
     from harness.kafka.cluster import KafkaCluster
@@ -64,7 +68,8 @@ def open_platform(
             network.close()
         raise
     platform = LocalPlatform(
-        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes, network
+        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes, network,
+        FaultFsMounts(registry) if storage_faults else None,
     )
     def teardown() -> None:
         try:
@@ -77,7 +82,8 @@ def open_platform(
                 if network is not None:
                     network.close()  # kills what is left inside its namespaces first
 
-    return Placement(platform, cluster, bootstrap, teardown, network, network)
+    return Placement(platform, cluster, bootstrap, teardown, network, network,
+                     storage=platform if storage_faults else None)
 
 
 def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),
@@ -91,6 +97,8 @@ def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),
     if refused:
         raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: "
                          "use --platform local, or a profile without it")
+    if kinds & STORAGE_FAULTS:
+        require_faultfs()
     if name == "local" and kinds & NETWORK_FAULTS:
         if bootstrap is not None:
             raise UsageError("network faults need the run's own brokers in its own network: "
