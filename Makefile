@@ -8,7 +8,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kchaos-installed
 
-.PHONY: setup jars browser test test-fast lint typecheck run bench clean engine-up engine-down \
+.PHONY: setup jars fuse browser test test-fast lint typecheck run bench clean engine-up engine-down \
 	images
 
 $(STAMP): pyproject.toml
@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP) jars
+setup: $(STAMP) jars fuse
+
+# fuse3 for the fault filesystem (storage faults), installed when root; else a note.
+fuse:
+	bash scripts/install-fuse.sh
 
 jars: $(STAMP)
 	$(BIN)/kchaos kafka fetch
@@ -34,8 +38,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # The fast tier first (fails in minutes), then only what it left out: no test runs twice.
+# That tier runs with a Docker engine (scripts/docker-engine.sh with: the one that answers,
+# or a dockerd started here as root and stopped after; images built first); where none
+# can be had, its docker tests skip with the reason.
 test: setup browser test-fast
-	$(BIN)/pytest -m "not ($(FAST_MARKERS))" $(PYTEST_ARGS)
+	KCHAOS_PYTHON=$(BIN)/python bash scripts/docker-engine.sh with \
+		$(BIN)/pytest -m "not ($(FAST_MARKERS))" $(PYTEST_ARGS)
 
 test-fast: $(STAMP) lint typecheck
 	$(BIN)/pytest -q -m "$(FAST_MARKERS)" $(PYTEST_ARGS)

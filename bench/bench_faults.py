@@ -1,20 +1,24 @@
 """Where a run's time goes, and how long recovery takes after each fault kind.
 
     .venv/bin/python bench/bench_faults.py [--kinds kill,stop,...] [--default-run]
-                                           [--platforms local,docker]
+                                           [--platforms local,docker] [--shared-spark]
 
 For each fault kind: one short run on the fixed worker (a 3-broker cluster for the broker
 faults) whose plan is that single fault at t=6 s; printed are the time from the fault's
 end (heal) until every pod is RUNNING again, and the drain time (committed offsets reach
 the input's end) after the load stops.
 With --platforms local,docker: each kind on each platform, side by side in one table (a
-kind a platform cannot apply, partition on local, is shown as n/a).
+kind a platform cannot apply, netem on docker, is shown as n/a). The network kinds run
+local brokers and pods in the run's own network (as root: harness/platforms/local_network.py).
 With --default-run: the default 60 s run (profile `all`), phase by phase.
+With --shared-spark: one Spark Connect server checks every run (the figures do not
+depend on the check; it only saves a JVM start per run).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import time
@@ -42,6 +46,15 @@ SINGLE_FAULTS: dict[str, Step] = {
     "kill-broker": Step(0, "kill-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
     "stop-broker": Step(0, "stop-broker", "broker-2", Trigger(6.0), heal_after_s=4.0),
     "partition": Step(0, "partition", "pod-0", Trigger(6.0), heal_after_s=6.0),
+    # Past the session timeout: pod-0 is a member no more and rejoins after the heal.
+    "partition-12s": Step(0, "partition", "pod-0", Trigger(6.0), heal_after_s=12.0),
+    "partition-broker": Step(0, "partition", "broker-1", Trigger(6.0), heal_after_s=6.0),
+    "netem": Step(0, "netem", "pod-0", Trigger(6.0), {"delay_ms": 200, "loss_pct": 5},
+                  heal_after_s=6.0),
+    # On the fault filesystem (fuse3): the heal is the restart after the rollback + remount.
+    "power-loss": Step(0, "power-loss", "pod-0", Trigger(6.0), heal_after_s=2.0),
+    "io-delay": Step(0, "io-delay", "pod-0", Trigger(6.0), {"ms": 1500}, heal_after_s=6.0),
+    "io-error": Step(0, "io-error", "pod-0", Trigger(6.0), heal_after_s=3.0),
 }
 BROKER_FAULTS = ("kill-broker", "stop-broker")  # these need a 3-node cluster
 console = Console()
@@ -65,10 +78,11 @@ def recovery_seconds(run_dir: Path) -> float | None:
     return round((max(running) - healed) / 1e9, 2) if running else None
 
 
-def one(kind: str, step: Step, root: Path, platform: str = "local") -> dict[str, Any]:
+def one(kind: str, step: Step, root: Path, platform: str = "local",
+        spark_master: str | None = None) -> dict[str, Any]:
     brokers = 3 if kind in BROKER_FAULTS else 1
     config = resolve({"profile": "kill", "time_limit_s": 20.0, "seed": 7, "brokers": brokers,
-                      "platform": platform})
+                      "platform": platform, "spark_master": spark_master})
     outcome = Run(config, root, Plan(7, f"bench-{kind}", (step,))).execute()
     info = json.loads((outcome.run_dir / "run.json").read_text())
     return {"kind": kind, "verdict": outcome.verdict,
@@ -81,9 +95,21 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(SINGLE_FAULTS))
     parser.add_argument("--default-run", action="store_true")
     parser.add_argument("--platforms", default="local")
+    parser.add_argument("--shared-spark", action="store_true")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kchaos-bench-faults-"))
     console.print(f"kchaos fault bench: run folders under {root}")
+    with contextlib.ExitStack() as stack:
+        spark_master = None
+        if args.shared_spark:
+            from checker.spark_server import SparkConnectServer
+
+            server = SparkConnectServer(root / "spark-connect.log", "local[*]")
+            spark_master = stack.enter_context(server).url
+        bench(args, root, spark_master)
+
+
+def bench(args: argparse.Namespace, root: Path, spark_master: str | None) -> None:
     if args.default_run:
         started = time.monotonic()
         outcome = Run(resolve({}), root).execute()
@@ -102,10 +128,10 @@ def main() -> None:
         table.add_column(column)
     for kind in args.kinds.split(","):
         for platform in args.platforms.split(","):
-            if kind in UNSUPPORTED_FAULTS.get(platform, set()):
+            if SINGLE_FAULTS[kind].fault in UNSUPPORTED_FAULTS.get(platform, set()):
                 table.add_row(kind, platform, "n/a", "n/a", "n/a", "n/a")
                 continue
-            row = one(kind, SINGLE_FAULTS[kind], root, platform)
+            row = one(kind, SINGLE_FAULTS[kind], root, platform, spark_master)
             recovery = "-" if row["recovery_s"] is None else str(row["recovery_s"])
             table.add_row(kind, platform, str(row["verdict"]), recovery, str(row["drain_s"]),
                           str(row["timings"].get("setup_s")))

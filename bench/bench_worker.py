@@ -79,11 +79,15 @@ def wait_trace(path: Path, pred, timeout: float = 120) -> dict:  # type: ignore[
     raise RuntimeError(f"trace {path}: condition not met")
 
 
-def run_worker(bootstrap: str, guarantee: str, n: int, work: Path) -> tuple[float, Path, dict]:
+def run_worker(bootstrap: str, guarantee: str, n: int, work: Path,
+               state: Path | None = None) -> tuple[float, Path, dict]:
+    """Events/s of one pod draining `n` events; `state` (e.g. a fault filesystem mount)
+    replaces the default state.dir under `work`."""
     prefix = f"bw{uuid.uuid4().hex[:6]}"
     names = create(bootstrap, prefix)
     fill(bootstrap, names["events"], n)
-    state, trace = work / prefix / "state", work / prefix / "trace.jsonl"
+    trace = work / prefix / "trace.jsonl"
+    state = state or work / prefix / "state"
     argv = [sys.executable, "-m", "workloads.worker", "--bootstrap", bootstrap,
             "--application-id", prefix, "--instance-id", "pod-1", "--state-dir", str(state),
             "--threads", "2", "--guarantee", guarantee, "--trace", str(trace),

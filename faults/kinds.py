@@ -2,8 +2,8 @@
 fault kind).
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
-calls, the run's network); the only help they take from the worker is the control file's
-checkpoint delay.
+calls, the run's network, the fault filesystem under the volumes); the only help they take
+from the worker is the control file's checkpoint delay.
 """
 
 from __future__ import annotations
@@ -35,6 +35,30 @@ class Network(Protocol):
     def reconnect(self, target: str) -> None: ...
 
 
+class Storage(Protocol):
+    """The pods' volumes on the fault filesystem (faults/faultfs), where a platform has it."""
+
+    def power_loss(self, pod: str) -> dict[str, Any]:
+        """The pod is down: drop what its volume holds that was never made durable."""
+        ...
+
+    def set_io_rules(self, pod: str, rules: list[dict[str, Any]]) -> None:
+        """Delay/fail rules (faults.faultfs.rules.Rule as JSON) of the pod's volume."""
+        ...
+
+
+class Links(Protocol):
+    """The links of the run's network, where a platform can slow them down (tc netem)."""
+
+    def degrade(self, target: str, delay_ms: int, jitter_ms: int, loss_pct: float
+                ) -> dict[str, Any]:
+        """Delay (each direction, with jitter) and lose packets on `target`'s link;
+        returns what was applied."""
+        ...
+
+    def restore(self, target: str) -> None: ...
+
+
 class GlobalTopic(Protocol):
     """The accounts (global) topic, as the nemesis may disturb it."""
 
@@ -52,6 +76,8 @@ class FaultContext:
     global_topic: GlobalTopic | None
     application_id: str
     network: Network | None = None
+    links: Links | None = None
+    storage: Storage | None = None
 
 
 Details = dict[str, Any]
@@ -196,7 +222,7 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
 
 def _partition(ctx: FaultContext, step: Step) -> Details:
     if ctx.network is None:
-        raise RuntimeError("partition needs a platform with a network (--platform docker)")
+        raise RuntimeError("partition needs a platform with a run network")
     ctx.network.disconnect(step.target)
     return {}
 
@@ -204,6 +230,64 @@ def _partition(ctx: FaultContext, step: Step) -> Details:
 def _heal_partition(ctx: FaultContext, step: Step) -> Details:
     assert ctx.network is not None
     ctx.network.reconnect(step.target)
+    return {}
+
+
+def _storage(ctx: FaultContext, fault: str) -> Storage:
+    if ctx.storage is None:
+        raise RuntimeError(f"{fault} needs the fault filesystem (--platform local, fuse3)")
+    return ctx.storage
+
+
+def _power_loss(ctx: FaultContext, step: Step) -> Details:
+    """The pod's machine loses power: SIGKILL, then its volume keeps only what was fsynced
+    (and names whose directory was fsynced). The heal starts it again, as a kill's does."""
+    storage = _storage(ctx, "power-loss")
+    ctx.platform.kill_pod(step.target)
+    return {"undone": storage.power_loss(step.target)}
+
+
+# Where the I/O faults aim by default: the checkpoint files (write, fsync and rename of
+# `.checkpoint.tmp` -> `.checkpoint`), the checkpoint delay without a hook in the process.
+_IO_PATTERN = "*.checkpoint*"
+
+
+def _io_rule(step: Step, **defaults: Any) -> dict[str, Any]:
+    from faults.faultfs.rules import Rule  # checked here: a bad rule fails this step only
+
+    raw = {"pattern": _IO_PATTERN, **defaults, **step.params}
+    raw["delay_ms"] = int(raw.pop("ms", raw.get("delay_ms", 0)))
+    return Rule.from_json(raw).to_json()
+
+
+def _io_delay(ctx: FaultContext, step: Step) -> Details:
+    rule = _io_rule(step, ops=["fsync", "rename"], ms=1500)
+    _storage(ctx, "io-delay").set_io_rules(step.target, [rule])
+    return rule
+
+
+def _io_error(ctx: FaultContext, step: Step) -> Details:
+    rule = _io_rule(step, ops=["write", "fsync"], error="EIO")
+    _storage(ctx, "io-error").set_io_rules(step.target, [rule])
+    return rule
+
+
+def _io_heal(ctx: FaultContext, step: Step) -> Details:
+    _storage(ctx, step.fault).set_io_rules(step.target, [])
+    return {}
+
+
+def _netem(ctx: FaultContext, step: Step) -> Details:
+    if ctx.links is None:
+        raise RuntimeError("netem needs a platform with a run network (--platform local)")
+    return ctx.links.degrade(step.target, int(step.params.get("delay_ms", 0)),
+                             int(step.params.get("jitter_ms", 0)),
+                             float(step.params.get("loss_pct", 0.0)))
+
+
+def _heal_netem(ctx: FaultContext, step: Step) -> Details:
+    assert ctx.links is not None
+    ctx.links.restore(step.target)
     return {}
 
 
@@ -237,5 +321,13 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
         FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
+        # Storage (the fault filesystem, --platform local): see faults/faultfs.
+        FaultKind("power-loss", _power_loss, _start, "pod"),
+        FaultKind("io-delay", _io_delay, _io_heal, "pod"),
+        FaultKind("io-error", _io_error, _io_heal, "pod"),
+        FaultKind("netem", _netem, _heal_netem, "pod-or-broker"),
     )
 }
+
+# The kinds that need the run's own network (on `local`: namespaces, a bridge, veths).
+NETWORK_FAULTS = frozenset({"partition", "netem"})

@@ -118,6 +118,42 @@ def _partition_broker(b: _Builder, at: float) -> None:
           heal_after_s=b.r(4, 8))
 
 
+def _power_loss(b: _Builder, at: float) -> None:
+    b.add("power-loss", b.pod(), Trigger(at), heal_after_s=b.r(1, 3))
+
+
+def _power_loss_in_running(b: _Builder, at: float) -> None:
+    b.add("power-loss", b.pod(), Trigger(at, "commits", count=4, timeout_s=10),
+          heal_after_s=b.r(1, 3))
+
+
+def _io_delay(b: _Builder, at: float) -> None:
+    """Checkpoint fsyncs and renames slowed from outside (any system under test)."""
+    b.add("io-delay", b.pod(), Trigger(at), heal_after_s=b.r(8, 15),
+          ms=b.rng.choice([500, 1500, 3000]))
+
+
+def _io_error(b: _Builder, at: float) -> None:
+    b.add("io-error", b.pod(), Trigger(at), heal_after_s=b.r(2, 5),
+          error=b.rng.choice(["EIO", "ENOSPC"]))
+
+
+def _netem(b: _Builder, at: float, target: str) -> None:
+    """A slow, lossy link (each direction): requests time out and are retried, sessions
+    and transactions run long, none of it a crash."""
+    b.add("netem", target, Trigger(at), heal_after_s=b.r(6, 12),
+          delay_ms=b.rng.choice([50, 200, 500]), jitter_ms=b.rng.choice([0, 20]),
+          loss_pct=b.rng.choice([0, 2, 10]))
+
+
+def _netem_pod(b: _Builder, at: float) -> None:
+    _netem(b, at, b.pod())
+
+
+def _netem_broker(b: _Builder, at: float) -> None:
+    _netem(b, at, f"broker-{b.rng.randrange(b.brokers) + 1}")
+
+
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "none": (),  # no faults: the baseline a system under test must pass, and throughput
     "kill": (_kill, _kill_in_running, _pause),
@@ -125,8 +161,13 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "checkpoint": (_delay_checkpoint, _stop, _scale_out, _scale_in, _kill_in_running),
     "global": (_truncate_global,),
     "broker": (_kill_broker, _stop_broker),  # needs a 3-node cluster (--brokers 3)
-    # Needs a platform with a network (docker); a broker only out of three.
+    # Need a run network (docker; local as root); a broker only out of three.
     "partition": (_partition_pod,),
+    # The fault filesystem under the volumes (--platform local, fuse3); not in `all`, which
+    # must run where FUSE cannot.
+    "power-loss": (_power_loss, _power_loss_in_running),
+    "storage": (_power_loss, _power_loss_in_running, _io_delay, _io_error),
+    "network": (_partition_pod, _netem_pod),  # netem: local platform only
     "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
             _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
 }
@@ -140,6 +181,8 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         mix += [_kill_broker, _stop_broker]
     if profile == "partition" and b.brokers >= 3:
         mix += [_partition_broker]
+    if profile == "network" and b.brokers >= 3:
+        mix += [_partition_broker, _netem_broker]
     if b.brokers < 3:  # one broker: killing it is no fault the worker could survive
         mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
         if not mix:
@@ -262,6 +305,34 @@ def _eos_no_corruption_wipe(b: _Builder) -> dict[str, object]:
     return _kafka_20685(b)
 
 
+def _checkpoint_delete_no_fsync(b: _Builder) -> dict[str, object]:
+    """KAFKA-20685's window with a power loss instead of a SIGKILL: pod-0 loses power when
+    a memtable flush has persisted an open transaction's writes. The fixed worker's
+    RUNNING task has no checkpoint on disk (deleted durably): wipe and restore. With
+    `checkpoint-delete-no-fsync` the deletion is undone by the crash and the restore-time
+    checkpoint is trusted over a store holding aborted writes (dedup-skip). The first
+    start restores an empty changelog (a checkpoint without entries: harmless), so the
+    window opens from the second incarnation on."""
+    for at in b.times(8, 11):
+        b.add("power-loss", pod_name(0), Trigger(at, "flushed-in-txn", timeout_s=10),
+              heal_after_s=b.r(1, 2))
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "exactly_once_v2",
+            "rate": 300.0, "commit_interval_ms": 5000, "write_buffer_bytes": 8192}
+
+
+def _store_wal_no_sync(b: _Builder) -> dict[str, object]:
+    """At-least-once, pod-0 loses power right after commits (each writes a checkpoint).
+    The fixed worker flushed its stores before each checkpoint; with `store-wal-no-sync`
+    the writes since the last memtable flush lived in an unsynced log the crash drops,
+    while the checkpoint claims them (lost-history, wrong-balance). Big write buffers keep
+    the memtable from flushing by itself between commits."""
+    for at in b.times(7, 10):
+        b.add("power-loss", pod_name(0), Trigger(at, "commits", count=3, timeout_s=10),
+              heal_after_s=b.r(1, 2))
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "at_least_once",
+            "rate": 100.0, "write_buffer_bytes": 4 << 20}
+
+
 TARGETED: dict[str, Callable[[_Builder], dict[str, object]]] = {
     "KAFKA-20685": _kafka_20685,
     "KAFKA-7672": _kafka_7672,
@@ -269,6 +340,8 @@ TARGETED: dict[str, Callable[[_Builder], dict[str, object]]] = {
     "KIP-406": _kip_406,
     "eos-no-corruption-wipe": _eos_no_corruption_wipe,
     "global-rebuild-nonblocking": _global_rebuild_nonblocking,
+    "checkpoint-delete-no-fsync": _checkpoint_delete_no_fsync,
+    "store-wal-no-sync": _store_wal_no_sync,
 }
 
 PROFILES = (*MIXES, *TARGETED)

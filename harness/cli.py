@@ -54,12 +54,16 @@ def _kafka_fetch(args: argparse.Namespace) -> int:
 
 def _clean(args: argparse.Namespace) -> int:
     from harness.console import out
+    from harness.platforms.local_network import clean_networks
     from harness.procs import clean
 
     stopped = clean(args.results_dir)
     for record in stopped:
         out.print(f"stopped {record.name} (pid {record.pid})")
     out.print(f"{len(stopped)} process(es) stopped")
+    removed = clean_networks(args.results_dir)  # after the processes inside them
+    if removed:
+        out.print(f"removed the run networks' {', '.join(removed)}")
     return 0
 
 
@@ -100,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
 def _repro(args: argparse.Namespace) -> int:
     from harness.run.command import repro
 
-    return repro(args.run_dir, args.times, args.into)
+    return repro(args.run_dir, args.times, args.into, args.spark_master)
 
 
 def _shrink(args: argparse.Namespace) -> int:
@@ -202,6 +206,8 @@ def build_parser() -> Parser:
     repro.add_argument("--times", type=int, default=1, help="replays (default 1)")
     repro.add_argument("--into", type=Path, default=None,
                        help="results folder for the replays (default: beside RUN_DIR)")
+    repro.add_argument("--spark-master", default=None,
+                       help="check the replays here (default: the run's, or local[*])")
     repro.set_defaults(handler=_repro)
 
     shrink = commands.add_parser("shrink", help="minimise a failing run's plan")
@@ -240,9 +246,9 @@ def build_parser() -> Parser:
     serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")
     serve.set_defaults(handler=_serve)
 
-    commands.add_parser("clean", help="stop processes a crashed harness left").set_defaults(
-        handler=_clean
-    )
+    commands.add_parser(
+        "clean", help="stop processes (and remove run networks) a crashed harness left"
+    ).set_defaults(handler=_clean)
     return parser
 
 

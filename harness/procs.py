@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -175,6 +176,11 @@ def recorded_processes(results_dir: Path) -> Iterator[tuple[Path, ProcessRecord]
                 yield pids_file, record
 
 
+def _lazy_unmount(mountpoint: str) -> None:
+    if shutil.which("fusermount3") and os.path.ismount(mountpoint):
+        subprocess.run(["fusermount3", "-u", "-z", mountpoint], capture_output=True)
+
+
 def clean(results_dir: Path) -> list[ProcessRecord]:
     """Stop everything a crashed harness left behind; returns what was stopped."""
     stopped: list[ProcessRecord] = []
@@ -189,6 +195,8 @@ def clean(results_dir: Path) -> list[ProcessRecord]:
                 kill_process(record)
             else:
                 stop_process(record, grace_s=5.0)
+            if record.name.startswith("faultfs-") and record.argv:
+                _lazy_unmount(record.argv[-1])  # a fault filesystem leaves no dead mount
             stopped.append(record)
         write_atomically(pids_file, "[]")
     return stopped

@@ -16,6 +16,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
@@ -27,6 +28,14 @@ from harness.procs import ProcessRegistry
 
 CLUSTER_FILE = "cluster.json"
 READY_TIMEOUT_S = 90.0
+NETNS_PORT, NETNS_CONTROLLER_PORT = 9092, 9093  # each broker has an address of its own
+
+
+class NodeNetwork(Protocol):
+    """A run network brokers can live in (harness.platforms.local_network.RunNetwork)."""
+
+    def join(self, member: str) -> str: ...
+    def wrap(self, member: str, argv: list[str]) -> list[str]: ...
 
 
 def free_port() -> int:
@@ -51,10 +60,11 @@ class BrokerNode:
     controller_port: int
     directory: Path
     pid: int | None = None
+    host: str = "127.0.0.1"
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def properties_path(self) -> Path:
@@ -71,8 +81,8 @@ def broker_properties(node: BrokerNode, voters: str, cluster_size: int) -> str:
     settings = {
         "process.roles": "broker,controller",
         "node.id": node.node_id,
-        "listeners": f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+        "listeners": f"PLAINTEXT://{node.address},CONTROLLER://{node.host}:{node.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{node.address}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -104,7 +114,8 @@ def broker_properties(node: BrokerNode, voters: str, cluster_size: int) -> str:
 
 @dataclass
 class KafkaCluster:
-    """Start with `start()`, stop with `stop()`; nodes keep their data across restarts."""
+    """Start with `start()`, stop with `stop()`; nodes keep their data across restarts.
+    With a `network`, node n runs in that network's member `broker-n`, on its address."""
 
     run_dir: Path
     registry: ProcessRegistry
@@ -112,10 +123,18 @@ class KafkaCluster:
     heap: str = "384m"
     cluster_id: str = field(default_factory=new_cluster_id)
     nodes: list[BrokerNode] = field(default_factory=list)
+    network: NodeNetwork | None = None
 
     def __post_init__(self) -> None:
         if self.size not in (1, 3):
             raise UsageError(f"--brokers {self.size}: kchaos runs clusters of 1 or 3 nodes")
+        if not self.nodes and self.network is not None:
+            self.nodes = [
+                BrokerNode(n, NETNS_PORT, NETNS_CONTROLLER_PORT,
+                           self.run_dir / "kafka" / f"node-{n}",
+                           host=self.network.join(f"broker-{n}"))
+                for n in range(1, self.size + 1)
+            ]
         if not self.nodes:
             self.nodes = [
                 BrokerNode(n, free_port(), free_port(), self.run_dir / "kafka" / f"node-{n}")
@@ -138,7 +157,7 @@ class KafkaCluster:
     def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
         java = require_java()
         libs = kafka_libs()
-        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
+        voters = ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in self.nodes)
         for node in self.nodes:
             node.directory.mkdir(parents=True, exist_ok=True)
             node.properties_path.write_text(broker_properties(node, voters, self.size))
@@ -242,6 +261,8 @@ class KafkaCluster:
 
     def _launch(self, java: str, libs: Path, node: BrokerNode) -> None:
         argv = [*self._java_argv(java, libs, "kafka.Kafka"), str(node.properties_path)]
+        if self.network is not None:
+            argv = self.network.wrap(f"broker-{node.node_id}", argv)
         log = self.run_dir / "kafka" / f"broker-{node.node_id}.log"
         node.pid = self.registry.spawn(f"kafka-{node.node_id}", argv, log).pid
 
@@ -261,8 +282,8 @@ class KafkaCluster:
             "cluster_id": self.cluster_id,
             "bootstrap": self.bootstrap,
             "nodes": [
-                {"node_id": n.node_id, "port": n.port, "controller_port": n.controller_port,
-                 "pid": n.pid}
+                {"node_id": n.node_id, "host": n.host, "port": n.port,
+                 "controller_port": n.controller_port, "pid": n.pid}
                 for n in self.nodes
             ],
         }

@@ -2,7 +2,8 @@
 
 `open_platform` starts the brokers (unless the run attaches to a given bootstrap) and
 returns the platform for the pods, the brokers' controls for the nemesis, the bootstrap
-the harness uses, and a teardown for what it started.
+the harness uses, and a teardown for what it started. On `local`, a plan with network
+faults gets a network of its own first (local_network.py); without, 127.0.0.1 as ever.
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from faults.kinds import Brokers, Network
+from faults.kinds import NETWORK_FAULTS, Brokers, Links, Network, Storage
 from faults.platform import Platform
 from harness.errors import UsageError
+from harness.platforms.faultfs import STORAGE_FAULTS, FaultFsMounts, require_faultfs
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodSettings, SystemUnderTest
 
-# Fault kinds a platform cannot apply (local processes share the host's network).
-UNSUPPORTED_FAULTS = {"local": {"partition"}, "docker": set()}
+# Fault kinds a platform cannot apply (docker: no tc on the containers' links yet, no
+# fault filesystem).
+UNSUPPORTED_FAULTS: dict[str, set[str]] = {"local": set(), "docker": {"netem", *STORAGE_FAULTS}}
 
 
 @dataclass
@@ -29,44 +32,80 @@ class Placement:
     bootstrap: str
     teardown: Callable[[], None]
     network: Network | None = None
+    links: Links | None = None
+    storage: Storage | None = None
 
 
 def open_platform(
     name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
     settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
+    own_network: bool = False, storage_faults: bool = False,
 ) -> Placement:
+    """`own_network`: the plan has network faults (local: namespaces, bridge, veths).
+    `storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem."""
     if name == "docker":
         return _docker(run_dir, settings, nodes, brokers)
     from harness.kafka.cluster import KafkaCluster
     from harness.platforms.local import LocalPlatform
+    from harness.platforms.local_network import RunNetwork
 
+    network = RunNetwork(run_dir, registry) if own_network and bootstrap is None else None
     cluster = None
-    if bootstrap is None:
-        cluster = KafkaCluster(run_dir, registry, size=brokers)
-        cluster.start()
-        bootstrap = cluster.bootstrap
+    try:
+        if network is not None:
+            network.create()
+        if bootstrap is None:
+            cluster = KafkaCluster(run_dir, registry, size=brokers, network=network)
+            cluster.start()
+            bootstrap = cluster.bootstrap
+    except BaseException:
+        # No Placement yet, so no teardown: what started so far goes here.
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.stop()
+        if network is not None:
+            registry.stop_all()
+            network.close()
+        raise
     platform = LocalPlatform(
-        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes
+        run_dir, registry, sut, replace(settings, bootstrap=bootstrap), nodes, network,
+        FaultFsMounts(registry) if storage_faults else None,
     )
     def teardown() -> None:
         try:
             platform.teardown()  # the pods first: they talk to the brokers
         finally:
-            if cluster is not None:
-                cluster.stop()  # all brokers at once: a lone survivor waits out its grace
+            try:
+                if cluster is not None:
+                    cluster.stop()  # all brokers at once: a lone survivor waits its grace
+            finally:
+                if network is not None:
+                    network.close()  # kills what is left inside its namespaces first
 
-    return Placement(platform, cluster, bootstrap, teardown)
+    return Placement(platform, cluster, bootstrap, teardown, network, network,
+                     storage=platform if storage_faults else None)
 
 
-def require_platform(name: str, sut: str = "python", faults: Iterable[str] = ()) -> None:
+def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),
+                     bootstrap: str | None = None) -> None:
     """Fail at once, before a run folder exists, if the platform cannot run here, cannot
     run the SUT, or cannot apply one of the plan's fault kinds."""
     if name == "docker" and sut != "python":
         raise UsageError(f"--sut {sut} runs on --platform local only (its image is not built)")
-    refused = sorted(set(faults) & UNSUPPORTED_FAULTS.get(name, set()))
+    kinds = set(faults)
+    refused = sorted(kinds & UNSUPPORTED_FAULTS.get(name, set()))
     if refused:
         raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: "
-                         "use --platform docker, or a profile without it")
+                         "use --platform local, or a profile without it")
+    if kinds & STORAGE_FAULTS:
+        require_faultfs()
+    if name == "local" and kinds & NETWORK_FAULTS:
+        if bootstrap is not None:
+            raise UsageError("network faults need the run's own brokers in its own network: "
+                             "drop --bootstrap, or use a profile without them")
+        from harness.platforms.netns import require_netns
+
+        require_netns()
     if name == "docker":
         from harness.platforms.docker import require_engine
 

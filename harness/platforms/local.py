@@ -1,5 +1,6 @@
 """Platform `local`: pods are processes of the system under test on this machine; a node is
-a folder `<run>/nodes/<node>/` holding the volumes (state dirs) of the pods placed on it."""
+a folder `<run>/nodes/<node>/` holding the volumes (state dirs) of the pods placed on it.
+With a run network (a plan with network faults), each pod runs in its own namespace."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from pathlib import Path
 import psutil
 
 from common.waiting import wait_until
+from harness.errors import HarnessError
+from harness.kafka.cluster import NodeNetwork
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
+from harness.platforms.faultfs import FaultFsMounts
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest
 
@@ -22,12 +26,16 @@ class LocalPlatform(PodInventory):
 
     def __init__(
         self, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
-        settings: PodSettings, node_count: int,
+        settings: PodSettings, node_count: int, network: NodeNetwork | None = None,
+        faultfs: FaultFsMounts | None = None,
     ) -> None:
         super().__init__(run_dir, node_count)
         self.registry = registry
+        # With storage faults in the plan, each pod's state.dir is its fault filesystem.
+        self.faultfs = faultfs
         self.sut = sut
         self.settings = settings
+        self.network = network
         self._popens: dict[str, subprocess.Popen[bytes]] = {}
         for node in self._nodes:
             (run_dir / "nodes" / node).mkdir(parents=True, exist_ok=True)
@@ -51,9 +59,11 @@ class LocalPlatform(PodInventory):
             pod = self.pod(name)
             if pod.running:
                 return
-            paths = PodPaths(str(self.volume(name)), str(self.trace_path(name)),
+            paths = PodPaths(str(self._state_dir(name)), str(self.trace_path(name)),
                              str(self.control_path(name)))
             argv = self.sut.command(self.settings, name, paths)
+            if self.network is not None:
+                argv = self.network.wrap(name, argv)
             env = {**os.environ, **self.sut.env()}
             popen = self.registry.spawn(
                 f"pod-{name}", argv, self.pod_dir(name) / LOG_FILE, env=env
@@ -61,6 +71,25 @@ class LocalPlatform(PodInventory):
             pod.pid, pod.running, pod.paused = popen.pid, True, False
             pod.incarnation += 1
             self._popens[name] = popen
+
+    def _state_dir(self, name: str) -> Path:
+        if self.faultfs is None:
+            return self.volume(name)
+        return self.faultfs.mount(name, self.volume(name), self.pod_dir(name) / "faultfs.log")
+
+    # -- the storage faults (faults.kinds.Storage): the pod is down when they act -------
+
+    def power_loss(self, name: str) -> dict[str, object]:
+        if self.faultfs is None:
+            raise HarnessError("power-loss needs the fault filesystem (a storage fault plan)")
+        return self.faultfs.power_loss(name, self.volume(name),
+                                       self.pod_dir(name) / "faultfs.log")
+
+    def set_io_rules(self, name: str, rules: list[dict[str, object]]) -> None:
+        if self.faultfs is None:
+            raise HarnessError("I/O faults need the fault filesystem (a storage fault plan)")
+        self.faultfs.mount(name, self.volume(name), self.pod_dir(name) / "faultfs.log")
+        self.faultfs.set_rules(name, rules)
 
     def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
         pid = self._take_pid(name)
@@ -91,6 +120,8 @@ class LocalPlatform(PodInventory):
         pod = self.pod(name)
         if pod.running:
             self.stop_pod(name)
+        if self.faultfs is not None:
+            self.faultfs.unmount(name)  # a volume moves unmounted (a clean shutdown)
         old_volume_home = self.run_dir / "nodes" / pod.node / name
         new_volume_home = self.run_dir / "nodes" / node / name
         if keep_volume:
@@ -128,9 +159,13 @@ class LocalPlatform(PodInventory):
         return exited
 
     def teardown(self) -> None:
-        for pod in self.pods():
-            if pod.running:
-                self.stop_pod(pod.name, grace_s=10.0)
+        try:
+            for pod in self.pods():
+                if pod.running:
+                    self.stop_pod(pod.name, grace_s=10.0)
+        finally:
+            if self.faultfs is not None:
+                self.faultfs.teardown()
 
     def _take_pid(self, name: str) -> int | None:
         """Mark the pod stopped and hand back its PID (stop_process resumes a paused one)."""

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict, exit_code
 from common.waiting import wait_until
-from faults.kinds import FaultContext
+from faults.kinds import NETWORK_FAULTS, FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
@@ -27,6 +27,7 @@ from faults.platform import Platform
 from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History
 from harness.platforms import Placement, open_platform
+from harness.platforms.faultfs import STORAGE_FAULTS
 from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
@@ -141,6 +142,8 @@ class Run:
         self.placement = open_platform(
             c.platform, self.run_dir, self.registry, self.sut,
             PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
+            storage_faults=any(s.fault in STORAGE_FAULTS for s in self.plan.steps),
+            own_network=any(s.fault in NETWORK_FAULTS for s in self.plan.steps),
         )
         self.supervisor = SupervisedPlatform(
             self.placement.platform, RestartPolicy(mode=c.restart), self.history.record
@@ -194,7 +197,8 @@ class Run:
         c = self.config
         assert self.placement is not None
         ctx = FaultContext(self.platform, self.placement.brokers, self.accounts,
-                           c.application_id, self.placement.network)
+                           c.application_id, self.placement.network, self.placement.links,
+                           self.placement.storage)
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         client = LoadClient(
             bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate

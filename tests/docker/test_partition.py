@@ -1,5 +1,6 @@
-"""The `partition` fault: its kind, its plans, and the local platform refusing it before a
-run starts (no engine needed; on a real engine: test_engine.py, tests/e2e)."""
+"""The `partition` fault: its kind, its plans, and a local run whose network cannot be made
+refused before it starts (no engine needed; on a real engine: test_engine.py, tests/e2e;
+the local run network: tests/platform/test_local_network.py)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def test_partition_cuts_and_heals_through_the_network() -> None:
 
 def test_partition_without_a_network_fails_its_step() -> None:
     ctx = FaultContext(None, None, None, "app")  # type: ignore[arg-type]
-    with pytest.raises(RuntimeError, match="--platform docker"):
+    with pytest.raises(RuntimeError, match="a platform with a run network"):
         FAULT_KINDS["partition"].apply(ctx, step("pod-0"))
 
 
@@ -61,18 +62,21 @@ def test_partition_profile_cuts_pods_and_brokers_only_out_of_three(seed: int) ->
 
 
 def test_platforms_refuse_what_they_cannot_apply() -> None:
-    with pytest.raises(UsageError, match="--platform local cannot apply partition"):
-        require_platform("local", faults=["kill", "partition"])
+    with pytest.raises(UsageError, match="--platform docker cannot apply netem"):
+        require_platform("docker", faults=["kill", "netem"])
     require_platform("local", faults=["kill", "pause", "move"])  # no error
 
 
-def test_local_run_with_partition_exits_254_before_a_run_folder(tmp_path: Path) -> None:
+def test_local_run_whose_network_cannot_be_made_exits_254_before_a_run_folder(
+    tmp_path: Path,
+) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "harness", "--results-dir", str(tmp_path / "results"), "run",
          "--profile", "partition", "--time-limit", "20"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"},
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "200", "KCHAOS_NETNS_POOL": "8.8.0.0/16"},
     )
     assert done.returncode == 254
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--platform local cannot apply partition" in lines[0]
+    assert len(lines) == 1 and "KCHAOS_NETNS_POOL=8.8.0.0/16" in lines[0], lines
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())

@@ -23,6 +23,8 @@ CHECKPOINT_WITHOUT_FLUSH = "checkpoint-without-flush"
 DEDUP_NOT_LOGGED = "dedup-not-logged"
 EOS_NO_CORRUPTION_WIPE = "eos-no-corruption-wipe"
 GLOBAL_REBUILD_NONBLOCKING = "global-rebuild-nonblocking"
+CHECKPOINT_DELETE_NO_FSYNC = "checkpoint-delete-no-fsync"
+STORE_WAL_NO_SYNC = "store-wal-no-sync"
 
 # Plain tuple on purpose: the harness reads the names without importing the worker.
 BUG_NAMES = (
@@ -36,6 +38,8 @@ BUG_NAMES = (
     "dedup-not-logged",
     "eos-no-corruption-wipe",
     "global-rebuild-nonblocking",
+    "checkpoint-delete-no-fsync",
+    "store-wal-no-sync",
 )
 
 
@@ -171,6 +175,31 @@ REGISTRY: dict[str, Bug] = {
             symptom="stale-global: outputs joined no value (or an old one) for accounts the "
             "global topic held.",
             where="global_thread.GlobalStreamThread.on_invalid_offset",
+        ),
+        Bug(
+            CHECKPOINT_DELETE_NO_FSYNC,
+            mechanism="A task's checkpoint is deleted (under EOS when the task turns RUNNING, "
+            "the fix of KAFKA-20685; on resume; before a wipe) without fsyncing the task "
+            "directory, as Kafka Streams' OffsetCheckpoint.delete does (Files.deleteIfExists). "
+            "A SIGKILL cannot tell: the page cache keeps the unlink. A machine crash can undo "
+            "it while the store's flushed SST files, fsynced by RocksDB, survive.",
+            trigger="Power loss of an EOS pod whose task restored from a non-empty changelog "
+            "and runs, after a memtable flush persisted writes of an open transaction.",
+            symptom="dedup-skip and wrong-balance, as KAFKA-20685: the resurrected restore-time "
+            "checkpoint is trusted over a store holding aborted writes.",
+            where="state_manager.StateManager (checkpoint deletions)",
+        ),
+        Bug(
+            STORE_WAL_NO_SYNC,
+            mechanism="The stores keep RocksDB's write-ahead log, written but never synced "
+            "(RocksDB's default WriteOptions), and checkpoints skip the memtable flush, trusting "
+            "the log. A killed process loses nothing (the log is in the page cache); a machine "
+            "crash loses the log's tail while the fsynced checkpoint claims it.",
+            trigger="At-least-once: power loss soon after a commit (its checkpoint), with the "
+            "last writes in the memtable and the log.",
+            symptom="lost-history / wrong-balance: the restart trusts the checkpoint, restores "
+            "only the tail, and the store misses the writes the lost log held.",
+            where="store.KeyValueStore.open, state_manager.StateManager.checkpoint",
         ),
     )
 }

@@ -18,6 +18,7 @@ from workloads.worker.checkpoint import (
     CHECKPOINT_FILE,
     Offsets,
     delete_checkpoint,
+    make_dirs_durable,
     offsets_for_trace,
     read_checkpoint,
     write_checkpoint,
@@ -54,7 +55,10 @@ class StateManager:
         self.control = control
         self.kind = kind
         self.thread = ""
-        self.stores = {s: KeyValueStore(task_dir / s, cfg.write_buffer_bytes) for s in STORES}
+        wal = cfg.bug(bugs.STORE_WAL_NO_SYNC)
+        self.stores = {s: KeyValueStore(task_dir / s, cfg.write_buffer_bytes, wal) for s in STORES}
+        # Deleting a checkpoint must reach the disk, or a machine crash brings it back.
+        self.durable_delete = not cfg.bug(bugs.CHECKPOINT_DELETE_NO_FSYNC)
         self.logged = logged_stores(cfg)
         # store -> offset of the last changelog record the store reflects (None: unknown)
         self.offsets: dict[str, int | None] = {s: None for s in self.logged}
@@ -77,7 +81,7 @@ class StateManager:
         except (ValueError, OSError) as e:
             # An unreadable checkpoint is no checkpoint (the corruption rule then applies).
             self.emit("checkpoint-delete", reason=f"unreadable: {e}")
-            delete_checkpoint(self.checkpoint_path)
+            delete_checkpoint(self.checkpoint_path, self.durable_delete)
             return None
         if ckpt is not None:
             self.emit("checkpoint-read", offsets=offsets_for_trace(ckpt))
@@ -86,12 +90,12 @@ class StateManager:
     def initialize(self, ckpt: Offsets | None, delete_after_read: bool) -> dict[str, int]:
         """Open the stores, apply the corruption rule, trace `task-init` per store and
         return where each logged store's restoration starts (0 = beginning)."""
-        self.task_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs_durable(self.task_dir)
         for s in self.stores.values():
             s.open()
         if delete_after_read and ckpt is not None:
             # Under EOS the checkpoint is only valid until the task writes again.
-            delete_checkpoint(self.checkpoint_path)
+            delete_checkpoint(self.checkpoint_path, self.durable_delete)
             self.emit("checkpoint-delete", reason="eos-init")
         ckpt = ckpt or {}
         missing = [s for s in self.logged if self.tp(s) not in ckpt]
@@ -115,7 +119,7 @@ class StateManager:
     def wipe(self, reason: str) -> None:
         """Delete every store of the task (and its checkpoint); reopen them empty."""
         self.emit("wipe", reason=reason)
-        delete_checkpoint(self.checkpoint_path)
+        delete_checkpoint(self.checkpoint_path, self.durable_delete)
         for s in self.stores.values():
             was_open = s.is_open
             s.wipe()
@@ -136,7 +140,8 @@ class StateManager:
     def checkpoint(self, reason: str, offsets: Offsets | None = None) -> None:
         """Flush the stores, then write the checkpoint (after the fault-injection delay).
         `offsets` overrides the tracked positions (the KAFKA-8187 stale write-back)."""
-        if not self.cfg.bug(bugs.CHECKPOINT_WITHOUT_FLUSH):
+        if not (self.cfg.bug(bugs.CHECKPOINT_WITHOUT_FLUSH)
+                or self.cfg.bug(bugs.STORE_WAL_NO_SYNC)):  # that one trusts the log instead
             self.flush()
         delay = self.control.checkpoint_delay_ms(reason)
         if delay:
@@ -147,7 +152,7 @@ class StateManager:
         self.emit("checkpoint-write", offsets=offsets_for_trace(offs), reason=reason)
 
     def delete_checkpoint(self, reason: str) -> None:
-        if delete_checkpoint(self.checkpoint_path):
+        if delete_checkpoint(self.checkpoint_path, self.durable_delete):
             self.emit("checkpoint-delete", reason=reason)
 
     def close(self) -> None:

@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from workloads.worker.checkpoint import make_dirs_durable
+
 GLOBAL_DIR = "global"
 CLEANER = "cleaner"
 
@@ -23,14 +25,14 @@ class Cleaned:
 class StateDirectory:
     def __init__(self, app_dir: Path) -> None:
         self.app_dir = app_dir
-        self.app_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs_durable(self.app_dir)
         self._owners: dict[str, str] = {}
         self._mutex = threading.Lock()
 
     def task_dir(self, task: str, create: bool = True) -> Path:
         d = self.app_dir / task
         if create:
-            d.mkdir(parents=True, exist_ok=True)
+            make_dirs_durable(d)
         return d
 
     def lock(self, task: str, owner: str) -> bool:

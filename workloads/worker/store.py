@@ -16,17 +16,19 @@ from typing import cast
 from rocksdict import Options, Rdict, WriteOptions
 
 from workloads.ledger.contract import store_digest
+from workloads.worker.checkpoint import make_dirs_durable
 
 
 class KeyValueStore:
-    def __init__(self, path: Path, write_buffer_bytes: int) -> None:
+    def __init__(self, path: Path, write_buffer_bytes: int, wal: bool = False) -> None:
         self.path = path
         self._write_buffer_bytes = write_buffer_bytes
+        self._wal = wal  # the store-wal-no-sync mutant: a log written, never synced
         self._db: Rdict | None = None
         self._active_entries = 0  # active-memtable entries when last looked at
 
     def open(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dirs_durable(self.path)
         opts = Options(raw_mode=True)
         opts.create_if_missing(True)
         opts.set_write_buffer_size(self._write_buffer_bytes)
@@ -34,7 +36,7 @@ class KeyValueStore:
         self._active_entries = 0
         wo = WriteOptions()
         # rocksdict's stub declares disable_wal a method; at run time it is a bool property
-        wo.disable_wal = True  # type: ignore[method-assign,assignment]
+        wo.disable_wal = not self._wal  # type: ignore[method-assign,assignment]
         self._db.set_write_options(wo)
 
     @property

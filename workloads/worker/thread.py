@@ -179,8 +179,13 @@ class StreamThread(threading.Thread):
             done, invalid = self.reader.poll(timeout_ms=20 if self.tm.restoring() else 0)
             if invalid:
                 self.tm.on_invalid(invalid)
+            assigned = self.consumer.assignment()
             for task in self.tm.on_restored(done):
-                self.consumer.resume(task.input_tp)
+                # A consumer that lost its member id (a partition past the session) has
+                # dropped its assignment before the listener closes the task: nothing to
+                # resume (kafka-python raises for an unassigned partition).
+                if task.input_tp in assigned:
+                    self.consumer.resume(task.input_tp)
         try:
             if self.global_ready():
                 self._process()
