@@ -38,6 +38,9 @@ COPY --from=pins /tmp/requirements.txt /tmp/requirements.txt
 RUN pip install -r /tmp/requirements.txt
 
 COPY workloads /opt/kchaos/workloads
+# Byte-compiled now: pods cannot write here (they run as the harness's uid), so without
+# this every container start compiles the worker again.
+RUN python -m compileall -q /opt/kchaos/workloads
 
 # Mount points. World-writable (sticky) because the harness runs pods as its own uid:
 # a fresh named volume copies this directory's mode, so any uid can write its state.

@@ -104,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
 def _repro(args: argparse.Namespace) -> int:
     from harness.run.command import repro
 
-    return repro(args.run_dir, args.times, args.into)
+    return repro(args.run_dir, args.times, args.into, args.spark_master)
 
 
 def _shrink(args: argparse.Namespace) -> int:
@@ -206,6 +206,8 @@ def build_parser() -> Parser:
     repro.add_argument("--times", type=int, default=1, help="replays (default 1)")
     repro.add_argument("--into", type=Path, default=None,
                        help="results folder for the replays (default: beside RUN_DIR)")
+    repro.add_argument("--spark-master", default=None,
+                       help="check the replays here (default: the run's, or local[*])")
     repro.set_defaults(handler=_repro)
 
     shrink = commands.add_parser("shrink", help="minimise a failing run's plan")

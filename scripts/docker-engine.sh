@@ -2,15 +2,21 @@
 # A Docker engine for kchaos: `up` uses the engine that answers, or (root on Linux only)
 # installs docker.io and starts dockerd, recording its PID; `down` stops only a dockerd
 # that `up` started; `status` says which. Idempotent: `up` twice starts one daemon.
+# `with CMD...` runs CMD with an engine (make test): `up`, the images built, CMD, then
+# whatever kchaos-labelled object CMD left removed and the dockerd stopped if `with` started
+# it. Where no engine can be had (`up` says 254) CMD runs anyway: its docker tests skip.
 #
 #   scripts/docker-engine.sh up|down|status
+#   scripts/docker-engine.sh with CMD [ARG...]
 #
 # KCHAOS_ENGINE_DIR   where the PID file and dockerd's log go (default /tmp/kchaos-engine)
 # KCHAOS_DOCKERD_ARGS dockerd's flags (default: overlay2 storage where the kernel has
 #                     overlayfs, else vfs, which works anywhere but copies every layer;
 #                     no iptables: works in a VM or container without netfilter)
+# KCHAOS_PYTHON       the Python that builds the images in `with` (default .venv/bin/python)
 # Exit codes: 0 an engine answers (up/status) or ours is stopped (down); 3 none answers
-# (status); 254 none can be had here (up), with one line saying what to do.
+# (status); 254 none can be had here (up), with one line saying what to do; `with`: CMD's,
+# or 255 when an engine should start here and does not (CMD not run).
 set -euo pipefail
 
 STATE_DIR="${KCHAOS_ENGINE_DIR:-/tmp/kchaos-engine}"
@@ -119,9 +125,53 @@ status() {
   exit 3
 }
 
+sweep() {
+  # What a crashed or killed run left on the engine (run labels): named, then removed.
+  local kind ids
+  for kind in container volume network; do
+    case $kind in
+      container) ids="$(docker ps -aq --filter label=kchaos.run)" ;;
+      volume) ids="$(docker volume ls -q --filter label=kchaos.run)" ;;
+      network) ids="$(docker network ls -q --filter label=kchaos.run)" ;;
+    esac
+    [[ -n "$ids" ]] || continue
+    say "left behind, removed: $kind $(echo "$ids" | tr '\n' ' ')"
+    # shellcheck disable=SC2086  # a list of ids
+    case $kind in
+      container) docker rm -f -v $ids >/dev/null ;;
+      volume) docker volume rm -f $ids >/dev/null ;;
+      network) docker network rm $ids >/dev/null ;;
+    esac
+  done
+}
+
+with_engine() {
+  [[ $# -gt 0 ]] || { echo "usage: $0 with CMD [ARG...]" >&2; exit 254; }
+  local ours_before=0 code=0
+  if our_pid >/dev/null; then ours_before=1; fi  # a dockerd of ours already up stays up
+  (up) || code=$?
+  if [[ $code == 254 ]]; then
+    say "no engine here: the docker tests skip"
+    exec "$@"
+  fi
+  if [[ $ours_before == 0 ]] && our_pid >/dev/null; then  # started just now: stop it after
+    trap 'sweep || true; down' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+  fi
+  [[ $code == 0 ]] || exit 255
+  # A failed build fails the docker tests that need its image (each says why); the rest
+  # of CMD still runs.
+  "${KCHAOS_PYTHON:-.venv/bin/python}" -m harness.platforms.docker_images \
+    || say "the images could not be built: the docker tests will fail"
+  "$@" || code=$?
+  return "$code"
+}
+
 case "${1:-}" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 254 ;;
+  with) shift; with_engine "$@" ;;
+  *) echo "usage: $0 up|down|status|with CMD..." >&2; exit 254 ;;
 esac

@@ -22,6 +22,7 @@ from harness.errors import (
     UsageError,
     exit_code_for_exception,
 )
+from harness.nightly.engine import without_docker_cells_if_no_engine
 from harness.nightly.matrix import Cell, load_matrix
 from harness.nightly.supervise import ESTIMATE_FACTOR, Attempt, launch, run_matrix
 from harness.nightly.table import print_summary
@@ -84,6 +85,7 @@ def nightly(
     shared_spark: bool = False,
 ) -> int:
     matrix = load_matrix(matrix_path)  # all of it checked before anything is written
+    matrix, no_engine, why = without_docker_cells_if_no_engine(matrix)
     results_dir = Path(results_dir)
     log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}"
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -94,6 +96,8 @@ def nightly(
                          "pass a writable --results-dir") from exc
     err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, budget "
               f"{format_duration(budget_s)}, logs in {log_dir}", highlight=False)
+    if no_engine:
+        err.print(f"nightly: {len(no_engine)} docker run(s) not started: {why}", highlight=False)
 
     # One Spark Connect server checks every run (harness/shared_spark.py).
     with shared_checker(matrix.extra_args, log_dir, shared_spark) as extra_args:
@@ -112,6 +116,7 @@ def nightly(
         "budget_s": budget_s,
         "runs": [{**dataclasses.asdict(a), "run_dir": str(a.run_dir or "")} for a in attempts],
         "not_started": [dataclasses.asdict(c) for c in skipped],
+        "not_started_no_engine": [dataclasses.asdict(c) for c in no_engine],
         "interrupted": done.interrupted is not None,
         "ok": verdict.ok and done.interrupted is None,
         "reasons": verdict.reasons(),

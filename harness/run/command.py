@@ -119,11 +119,15 @@ def read_config_and_plan(run_dir: Path) -> tuple[RunConfig, Plan]:
     return config, plan
 
 
-def repro(run_dir: Path, times: int, results_dir: Path | None) -> int:
-    """Replay a run's config and plan `times` times; how often each anomaly came back."""
+def repro(run_dir: Path, times: int, results_dir: Path | None,
+          spark_master: str | None = None) -> int:
+    """Replay a run's config and plan `times` times; how often each anomaly came back.
+    `spark_master` checks the replays there (a running Connect server: no JVM start)."""
     if times < 1:
         raise UsageError("--times must be at least 1")
     config, plan = read_config_and_plan(run_dir)
+    if spark_master is not None:
+        config = replace(config, spark_master=spark_master)
     require_tools(config)
     original = _anomalies(run_dir)
     target = _target(run_dir, original)

@@ -60,7 +60,9 @@ def kafka_env(service: dict[str, Any], brokers: int) -> dict[str, str]:
     sizing script run by /bin/sh with `exec env` in place of the image's launcher."""
     shell_env = {"KCHAOS_BROKERS": str(brokers)}
     env = {k: interpolate(str(v), shell_env) for k, v in service["environment"].items()}
-    command = [interpolate(part, shell_env) for part in service["command"]]
+    # Not `command`: the image's ENTRYPOINT (kafka-run.sh) would take it as its arguments.
+    assert "command" not in service
+    command = [interpolate(part, shell_env) for part in service["entrypoint"]]
     assert command[:2] == ["/bin/sh", "-c"]
     assert command[2].rstrip().endswith("exec /opt/kafka/kafka-run.sh broker")
     script = command[2].replace("exec /opt/kafka/kafka-run.sh broker", "exec env")
@@ -108,7 +110,9 @@ def test_broker_settings_match_broker_properties(compose: dict[str, Any], broker
         expected = kafka_properties("compose", node_id, brokers, host_port=0)
         voters = ",".join(f"{n}@kafka-{n}:{KAFKA_CONTROLLER_PORT}" for n in range(1, brokers + 1))
         expected["controller.quorum.voters"] = voters
-        host_port = int(service["ports"][0].split(":")[0])
+        address, host_port_text, _ = service["ports"][0].split(":")
+        assert address == "127.0.0.1"  # published for this machine only
+        host_port = int(host_port_text)
         expected["advertised.listeners"] = (
             f"INTERNAL://kafka-{node_id}:{KAFKA_INTERNAL_PORT},EXTERNAL://localhost:{host_port}"
         )
@@ -134,7 +138,7 @@ def test_crash_test_settings(compose: dict[str, Any]) -> None:
 def test_a_three_node_broker_refuses_a_one_node_cluster(compose: dict[str, Any]) -> None:
     service = compose["services"]["kafka-2"]
     env = {k: interpolate(str(v), {}) for k, v in service["environment"].items()}
-    script = interpolate(service["command"][2], {})
+    script = interpolate(service["entrypoint"][2], {})
     result = subprocess.run(["/bin/sh", "-c", script], env={"PATH": os.defpath, **env},
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2

@@ -103,13 +103,24 @@ def test_images_are_built_here_from_the_pinned_jars(engine: docker.DockerClient,
                                                      worker_image: str) -> None:
     kafka_tag = ensure_kafka_image(engine)
     assert kafka_tag == f"kchaos-kafka:{kafka_version()}"
-    jars = engine.containers.run(kafka_tag, entrypoint=["ls", "/opt/kafka/libs"], remove=True)
-    assert f"kafka-clients-{kafka_version()}.jar" in jars.decode()
+    jars = output_of(engine, kafka_tag, ["ls", "/opt/kafka/libs"])
+    assert f"kafka-clients-{kafka_version()}.jar" in jars
     # The worker image has the worker's dependencies, not the harness's.
     probe = ("import importlib.util as u, kafka, rocksdict; "
              "print([m for m in ('pyspark', 'plotly', 'harness') if u.find_spec(m)])")
-    found = engine.containers.run(worker_image, entrypoint=["python", "-c", probe], remove=True)
-    assert found.decode().strip() == "[]"
+    assert output_of(engine, worker_image, ["python", "-c", probe]).strip() == "[]"
+
+
+def output_of(engine: docker.DockerClient, image: str, argv: list[str]) -> str:
+    """What a one-off container of the image prints. Removed with its anonymous volumes
+    (both images declare a VOLUME), which `containers.run(remove=True)` would leave."""
+    container = engine.containers.run(image, entrypoint=argv, detach=True)
+    try:
+        engine_wait = container.wait(timeout=120)
+        assert engine_wait["StatusCode"] == 0, container.logs().decode()
+        return str(container.logs(stdout=True, stderr=False).decode())
+    finally:
+        container.remove(force=True, v=True)
 
 
 def test_broker_container_answers_and_survives_sigkill(kafka: DockerKafka) -> None:

@@ -63,3 +63,18 @@ def test_repro_composes_replay_codes_like_verdicts(
     monkeypatch.setattr(command, "execute", execute)
     # Before: max(codes), so an anomaly found in one replay and unknown in the next was 2.
     assert command.repro(tmp_path, len(codes), None) == expected
+
+
+def test_repro_checks_where_it_is_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    masters: list[str | None] = []
+    monkeypatch.setattr(command, "read_config_and_plan", lambda run_dir: (RunConfig(), None))
+    monkeypatch.setattr(command, "require_tools", lambda config: None)
+
+    def execute(config: RunConfig, where: Path, plan: Any) -> RunOutcome:
+        masters.append(config.spark_master)
+        return RunOutcome(tmp_path, True, 0)
+
+    monkeypatch.setattr(command, "execute", execute)
+    command.repro(tmp_path, 1, None)
+    command.repro(tmp_path, 1, None, "sc://127.0.0.1:15002")
+    assert masters == [None, "sc://127.0.0.1:15002"]

@@ -188,6 +188,22 @@ def test_failing_matrix(
     assert len(summary["runs"]) == 4 and summary["ok"] is False
 
 
+def test_docker_cells_are_not_started_where_no_engine_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    results = tmp_path / "results"
+    matrix = _matrix(tmp_path, TINY + "include:\n  - {profile: KIP-406, bugs: [], seeds: [1],"
+                                      " args: [--platform, docker]}\n")
+    # The fake would fail the docker cell; not started, it cannot fail the nightly.
+    assert nightly(results, 3600, matrix, _fake(**{"KIP-406": 1, "KAFKA-7672": 1})) == 0
+    assert "1 docker run(s) not started: no Docker engine answers" in capfd.readouterr().err
+    summary = json.loads(next(results.glob("nightly-*/nightly.json")).read_text())
+    assert len(summary["runs"]) == 4 and summary["ok"] is True
+    (left_out,) = summary["not_started_no_engine"]
+    assert left_out["profile"] == "KIP-406" and left_out["args"] == ["--platform", "docker"]
+
+
 def test_hanging_run_is_stopped_and_counted(tmp_path: Path) -> None:
     results = tmp_path / "results"
     matrix = _matrix(tmp_path, "time_limit_s: 1\nrun_timeout_s: 2\nprofiles: [all]\n"
