@@ -62,6 +62,7 @@ class Nightly:
     not_started: list[str]
     interrupted: bool
     judgement: Judgement = field(default_factory=Judgement)
+    stopped: NightlyRun | None = None  # the run the interruption stopped, not judged
 
     @property
     def wall_s(self) -> float:
@@ -135,6 +136,9 @@ def read_nightly(log_dir: Path) -> Nightly:
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
         raise ValueError(f"{log_dir / NIGHTLY_JSON} has no list of runs")
     runs = [_run(e, log_dir) for e in doc["runs"] if isinstance(e, dict)]
+    # The run an interruption (Ctrl-C, SIGTERM) stopped says nothing about the system.
+    stopped = (runs.pop() if doc.get("interrupted") and runs
+               and runs[-1].exit_code in (None, -1, 130, 143) else None)
     judged = [r.summary for r in runs if r.summary is not None]
     lost = [_lost(r) for r in runs if r.summary is None]
     not_started = [
@@ -146,7 +150,7 @@ def read_nightly(log_dir: Path) -> Nightly:
         log_dir=log_dir, started_at=_started(log_dir, doc),
         budget_s=float(budget) if isinstance(budget, int | float) else None,
         runs=runs, not_started=not_started, interrupted=bool(doc.get("interrupted")),
-        judgement=judge(judged, lost),
+        judgement=judge(judged, lost), stopped=stopped,
     )
 
 
@@ -187,7 +191,9 @@ def markdown_table(n: Nightly) -> str:
     lines = [
         f"Nightly `{n.log_dir.name}`: {len(n.runs)} run(s) in {format_duration(n.wall_s)}"
         + (f" ({n.runs_per_hour:.1f} runs/hour)" if n.runs_per_hour else "")
-        + (f"; {len(n.not_started)} cell(s) not started (budget)" if n.not_started else "")
+        + (f"; interrupted, stopping `{n.stopped.name}`" if n.stopped else "")
+        + (f"; {len(n.not_started)} cell(s) not started"
+           f" ({'interrupted' if n.interrupted else 'budget'})" if n.not_started else "")
         + f"; fixed-worker false positives: {n.false_positives} of {n.fixed_runs}.",
         "",
         "| switch | runs | caught | seeds caught |",

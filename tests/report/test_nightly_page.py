@@ -16,7 +16,7 @@ from test_nightly import TINY, _fake, _matrix
 
 from harness.nightly import nightly
 from harness.report.index import render_index
-from harness.report.nightlies import detection_rates, read_nightly
+from harness.report.nightlies import detection_rates, markdown_table, read_nightly
 
 
 def _run_nightly(results: Path, tmp_path: Path, **outcomes: object) -> Path:
@@ -118,3 +118,17 @@ def test_report_renders_a_nightly_again(
     assert done.returncode == 254
     assert len(done.stderr.strip().splitlines()) == 1 and "kchaos nightly" in done.stderr
     assert (log_dir / "nightly.html").exists()
+
+
+def test_the_run_an_interruption_stopped_is_not_judged(
+    two_nightlies: tuple[Path, Path, Path], tmp_path: Path,
+) -> None:
+    log_dir = _copy(two_nightlies[0], tmp_path) / two_nightlies[2].name
+    doc = json.loads((log_dir / "nightly.json").read_text())
+    doc["runs"][-1].update(exit_code=None, note="stopped: interrupted")
+    doc["runs"][-2].update(exit_code=None, note="stopped after 900 s")  # a hang: judged
+    (log_dir / "nightly.json").write_text(json.dumps({**doc, "interrupted": True}))
+    n = read_nightly(log_dir)
+    assert n.stopped is not None and n.stopped.name == "all seed 2 bugs KAFKA-7672"
+    assert len(n.runs) == 3 and n.false_positives == 1  # the hung fixed-worker run
+    assert "interrupted, stopping `all seed 2 bugs KAFKA-7672`" in markdown_table(n)
