@@ -199,8 +199,14 @@ def _kafka_20685(b: _Builder) -> dict[str, object]:
     """SIGKILL pod-0 again and again at the moment a memtable flush has persisted writes of
     a still-open transaction (long transactions, small write buffers): a restore-time
     checkpoint left in place is then trusted over a store holding aborted writes."""
+    return _crash_after_flush_in_txn(b, "kill")
+
+
+def _crash_after_flush_in_txn(b: _Builder, fault: str) -> dict[str, object]:
+    """`fault` (kill or power-loss) on pod-0 whenever a memtable flush has persisted writes
+    of a still-open transaction."""
     for at in b.times(8, 11):
-        b.add("kill", pod_name(0), Trigger(at, "flushed-in-txn", timeout_s=10),
+        b.add(fault, pod_name(0), Trigger(at, "flushed-in-txn", timeout_s=10),
               heal_after_s=b.r(1, 2))
     # One partition takes the whole rate, so its memtables fill (and flush) within one
     # long transaction; RocksDB rounds tiny write buffers up, hence the rate.
@@ -313,11 +319,7 @@ def _checkpoint_delete_no_fsync(b: _Builder) -> dict[str, object]:
     checkpoint is trusted over a store holding aborted writes (dedup-skip). The first
     start restores an empty changelog (a checkpoint without entries: harmless), so the
     window opens from the second incarnation on."""
-    for at in b.times(8, 11):
-        b.add("power-loss", pod_name(0), Trigger(at, "flushed-in-txn", timeout_s=10),
-              heal_after_s=b.r(1, 2))
-    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "exactly_once_v2",
-            "rate": 300.0, "commit_interval_ms": 5000, "write_buffer_bytes": 8192}
+    return _crash_after_flush_in_txn(b, "power-loss")
 
 
 def _store_wal_no_sync(b: _Builder) -> dict[str, object]:
