@@ -222,8 +222,11 @@ def test_budget_too_small_for_one_run(tmp_path: Path) -> None:
 
 
 NIGHTLY_IN_A_PROCESS = """
+import signal
 import sys
 from pathlib import Path
+# Ctrl-C at a terminal: a background job (CI started with `&`) inherits SIGINT ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from harness.cli import _stop_on_sigterm
 from harness.nightly import nightly
 
