@@ -34,3 +34,12 @@ def test_the_fixed_worker_runs_the_e2e_plans_on_docker_every_night() -> None:
         args = list(cell.args)
         assert args[args.index("--time-limit") + 1] == time_limit, bug
     assert any(c.profile == "partition" and not c.bugs for c in docker)
+
+
+def test_switches_caught_on_docker_only_in_the_nightly_have_a_cell() -> None:
+    e2e, matrix = e2e_module(), load_matrix(None)
+    docker = [c for c in matrix.cells if platform_of(c, matrix) == "docker"]
+    assert e2e.NIGHTLY_ONLY and set(e2e.CAUGHT_IN_CI).isdisjoint(e2e.NIGHTLY_ONLY)
+    for bug in e2e.NIGHTLY_ONLY:
+        assert any(c.profile == bug and c.bugs == (bug,) for c in docker), bug
+

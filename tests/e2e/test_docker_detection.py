@@ -35,6 +35,12 @@ EXPECTED = {
     "KAFKA-20685": {"dedup-skip", "stale-checkpoint"},
     "KIP-406": {"unavailable"},
 }
+# Caught on docker only in the nightly (a cell with the switch on): its sequence needs two
+# pods to join within seconds of each other, and a pod container takes 9-12 s to start
+# (2.6-3.4 s as a process), so the `contended` window never opened on docker, quiet or
+# loaded (2 of 2 runs valid). The fixed worker's cell runs there too.
+NIGHTLY_ONLY = {"KAFKA-8187"}
+CAUGHT_IN_CI = [bug for bug in EXPECTED if bug not in NIGHTLY_ONLY]
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +110,7 @@ def assert_nothing_left(engine: docker.DockerClient, run_dir: Path) -> None:
 
 
 @pytest.mark.timeout(1800)  # KIP-406 runs twice (the repro); each run is minutes on a busy box
-@pytest.mark.parametrize("bug", list(EXPECTED))
+@pytest.mark.parametrize("bug", CAUGHT_IN_CI)
 def test_switch_is_caught_on_docker(bug: str, results: Path, spark_url: str,
                                     engine: docker.DockerClient) -> None:
     code, run_dir = run_profile(results, bug, bug, spark_url)
