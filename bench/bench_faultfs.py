@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faultfs.mounting
-from bench_worker import REPO, fill, run_worker, wait_trace
+from bench_worker import REPO, fill, kafka_for, run_worker, wait_trace
 
 from tests.faultfs.mounting import fuse_missing, mount
 from workloads.worker.checkpoint import write_checkpoint
@@ -90,7 +90,7 @@ def main() -> int:
         print(f"bench_faultfs: {reason}")
         return 254
     work = Path(tempfile.mkdtemp(prefix="bench-faultfs-"))
-    cluster = registry = None
+    registry = None
     mounted = []
     try:
         plain = store_rate(work / "plain", args.store_writes)
@@ -99,15 +99,7 @@ def main() -> int:
         fs = store_rate(m.mnt, args.store_writes)
         print(f"store writes/s (flush+checkpoint every 500): plain {plain:,.0f}, "
               f"fault fs {fs:,.0f} ({fs / plain:.2f}x)")
-        bootstrap = args.bootstrap
-        if bootstrap is None:
-            from harness.kafka.cluster import KafkaCluster
-            from harness.procs import ProcessRegistry
-
-            registry = ProcessRegistry(work)
-            cluster = KafkaCluster(work, registry, size=1)
-            cluster.start()
-            bootstrap = cluster.bootstrap
+        bootstrap, registry = kafka_for(args.bootstrap, work)
         n = args.events
         plain_eos, _s, _i = run_worker(bootstrap, "exactly_once_v2", n, work)
         w = mount(work / "w" / "state", work / "w" / "state.mnt")

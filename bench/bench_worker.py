@@ -19,12 +19,16 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata
 
 from workloads.ledger.contract import Event, account_name
 from workloads.worker.trace import read_trace
+
+if TYPE_CHECKING:
+    from harness.procs import ProcessRegistry
 
 REPO = Path(__file__).resolve().parents[1]
 PARTITIONS = 4
@@ -161,22 +165,27 @@ def bare_loop(bootstrap: str, n: int) -> float:
     return n / elapsed
 
 
+def kafka_for(bootstrap: str | None, work: Path) -> tuple[str, ProcessRegistry | None]:
+    """The given Kafka, or a one-node cluster started in `work`: (bootstrap, the registry
+    whose `stop_all` stops it, or None)."""
+    if bootstrap is not None:
+        return bootstrap, None
+    from harness.kafka.cluster import KafkaCluster
+    from harness.procs import ProcessRegistry
+
+    registry = ProcessRegistry(work)
+    cluster = KafkaCluster(work, registry, size=1)
+    cluster.start()
+    return cluster.bootstrap, registry
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bootstrap")
     ap.add_argument("--events", type=int, default=20000)
     args = ap.parse_args()
-    cluster = registry = None
     work = Path(tempfile.mkdtemp(prefix="bench-worker-"))
-    bootstrap = args.bootstrap
-    if bootstrap is None:
-        from harness.kafka.cluster import KafkaCluster
-        from harness.procs import ProcessRegistry
-
-        registry = ProcessRegistry(work)
-        cluster = KafkaCluster(work, registry, size=1)
-        cluster.start()
-        bootstrap = cluster.bootstrap
+    bootstrap, registry = kafka_for(args.bootstrap, work)
     try:
         n = args.events
         eos, state, info = run_worker(bootstrap, "exactly_once_v2", n, work)
