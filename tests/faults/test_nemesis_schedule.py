@@ -58,7 +58,12 @@ def steps(draw: st.DrawFn) -> tuple[Step, ...]:
         if fault == "move":
             params = {"keep_volume": draw(st.booleans())}
         heal = None if FAULT_KINDS[fault].instant else draw(st.none() | st.floats(0.1, 10))
-        drawn.append(Step(i, fault, target, trigger, params, heal_after_s=heal))
+        heal_when = None
+        if heal is not None and draw(st.booleans()):  # a heal that waits for a condition
+            heal_when = Trigger(heal, "commits", timeout_s=draw(st.floats(0.5, 10)))
+            heal = None
+        drawn.append(Step(i, fault, target, trigger, params, heal_after_s=heal,
+                          heal_when=heal_when))
     return tuple(drawn)
 
 
@@ -155,6 +160,23 @@ class NemesisSchedule(RuleBasedStateMachine):
                     assert self.clock.now < due + EPS, "a heal is late"
                 if o.status == "healed":
                     assert o.healed_at_s is not None and o.healed_at_s >= due - EPS
+
+    @invariant()
+    def conditional_heals_come_neither_early_nor_late(self) -> None:
+        for o in self.outcomes:
+            when = o.step.heal_when
+            if when is None or o.applied_at_s is None or self.finished:
+                continue
+            earliest, latest = o.applied_at_s + when.at_s, o.applied_at_s + when.at_s + (
+                when.timeout_s)
+            if o.status == "healed":
+                assert o.healed_at_s is not None and o.healed_at_s >= earliest - EPS
+                if o.heal_condition_met is False:
+                    assert o.healed_at_s >= latest - EPS
+            elif o.status == "applied":
+                assert self.clock.now < latest + EPS, "a heal is late"
+                assert not (self.clock.now >= earliest + EPS and self.conditions.met), (
+                    "its condition holds and the heal did not come")
 
     @invariant()
     def one_history_op_per_start_and_end(self) -> None:
