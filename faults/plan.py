@@ -202,6 +202,10 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
 # Run settings of the mixes (a targeted profile's come from its builder): `all` keeps a
 # standby of every task, so a crash can promote one.
 MIX_CONFIG: dict[str, dict[str, object]] = {"all": {"standbys": 1}}
+# Mixes drawn from a bag and run unordered (a step waiting for its condition, or behind a
+# long absence, holds no other back); the others keep the uniform draw and the order their
+# recorded seeds were chosen with.
+BAG_MIXES = frozenset({"all"})
 
 
 def _generic(b: _Builder, profile: str) -> dict[str, object]:
@@ -218,8 +222,18 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
         if not mix:
             return {}
-    for at in b.times(5, 9):
-        b.rng.choice(mix)(b, at)
+    if profile in BAG_MIXES:
+        # A bag (every fault once, shuffled, then again): each seed's few slots get as many
+        # different faults as they can hold, instead of repeats a uniform draw allows.
+        bag: list[Callable[[_Builder, float], None]] = []
+        for at in b.times(5, 9):
+            if not bag:
+                bag = list(mix)
+                b.rng.shuffle(bag)
+            bag.pop()(b, at)
+    else:
+        for at in b.times(5, 9):
+            b.rng.choice(mix)(b, at)
     return dict(MIX_CONFIG.get(profile, {}))
 
 
@@ -393,4 +407,5 @@ def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) 
     builder = _Builder(seed, profile, pods, brokers, time_limit_s)
     targeted = TARGETED.get(profile)
     config = targeted(builder) if targeted else _generic(builder, profile)
-    return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config)
+    return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config,
+                ordered=profile not in BAG_MIXES)
