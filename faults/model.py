@@ -98,12 +98,16 @@ class Plan:
     # Settings the profile needs from the run (e.g. standbys for KAFKA-8187), applied
     # unless the user set them explicitly.
     config: dict[str, Any] = field(default_factory=dict)
+    # Ordered: a step waits for the one before it (a targeted sequence). Unordered: each
+    # step fires on its own trigger, so one waiting for its condition delays no other.
+    ordered: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
             "profile": self.profile,
             "config": self.config,
+            "ordered": self.ordered,
             "steps": [s.to_json() for s in self.steps],
         }
 
@@ -114,4 +118,5 @@ class Plan:
             profile=str(raw["profile"]),
             steps=tuple(Step.from_json(s) for s in raw["steps"]),
             config=dict(raw.get("config", {})),
+            ordered=bool(raw.get("ordered", True)),  # plan files from before the field
         )

@@ -117,12 +117,20 @@ class Nemesis:
             self._stop.wait(POLL_S)
 
     def tick(self) -> bool:
-        """Heal what is due, apply the next steps whose triggers fire (in plan order: a
+        """Heal what is due, apply the steps whose triggers fire (in an ordered plan, a
         step waits for the one before it). False when nothing is left to do."""
         for outcome in self._due_heals(any_time=False):
             self._heal(outcome)
-        while self._pending and not self._stop.is_set() and self._triggered(self._pending[0]):
-            self._apply(self._pending.pop(0))
+        if self.plan.ordered:
+            while self._pending and not self._stop.is_set() and self._triggered(self._pending[0]):
+                self._apply(self._pending.pop(0))
+        else:
+            for outcome in list(self._pending):
+                if self._stop.is_set():
+                    break
+                if self._triggered(outcome):
+                    self._pending.remove(outcome)
+                    self._apply(outcome)
         return bool(self._pending or self._due_heals(any_time=True))
 
     def _triggered(self, outcome: StepOutcome) -> bool:

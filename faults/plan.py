@@ -69,6 +69,23 @@ def _pause(b: _Builder, at: float) -> None:
     b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(8, 12))  # past the session timeout
 
 
+def _long_pause(b: _Builder, at: float) -> None:
+    """Past the session timeout and the failover that follows it: the pod resumes as a
+    zombie while its tasks run elsewhere."""
+    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(16, 20))
+
+
+def _crash(b: _Builder, at: float) -> None:
+    """A machine crash: SIGKILL, and nothing restarts the pod before its session ends, so
+    its tasks fail over (to a standby, where there is one)."""
+    b.add("kill", b.pod(), Trigger(at), heal_after_s=b.r(14, 20), down=True)
+
+
+def _kill_at_flush(b: _Builder, at: float) -> None:
+    """SIGKILL as soon as a memtable flush has persisted an open transaction's writes."""
+    b.add("kill", b.pod(), Trigger(at, "flushed-in-txn", timeout_s=8), heal_after_s=b.r(1, 3))
+
+
 def _stop(b: _Builder, at: float) -> None:
     b.add("stop", b.pod(), Trigger(at), heal_after_s=b.r(1, 3))
 
@@ -83,6 +100,13 @@ def _move_empty(b: _Builder, at: float) -> None:
 
 def _scale_out(b: _Builder, at: float) -> None:
     b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(6, 10))
+    b.spare += 1
+
+
+def _scale_out_and_back(b: _Builder, at: float) -> None:
+    """Long enough for the new pod to join and run tasks: they come back to the pods that
+    gave them up (a task returning to a live process)."""
+    b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(12, 16))
     b.spare += 1
 
 
@@ -169,9 +193,20 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "power-loss": (_power_loss, _power_loss_in_running),
     "storage": (_power_loss, _power_loss_in_running, _io_delay, _io_error),
     "network": (_partition_pod, _netem_pod),  # netem: local platform only
-    "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
-            _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
+    # Aimed at every coverage class (checker/coverage): absences past the session (a
+    # zombie, a crash that fails over to a standby), a task leaving and coming back, a
+    # kill inside a flushed transaction, both moves, a join under slowed checkpoints.
+    "all": (_kill, _kill_in_running, _kill_at_flush, _long_pause, _crash, _stop,
+            _move_with_volume, _move_empty, _scale_out_and_back, _scale_in,
+            _delay_checkpoint, _truncate_global),
 }
+# Run settings of the mixes (a targeted profile's come from its builder): `all` keeps a
+# standby of every task, so a crash can promote one.
+MIX_CONFIG: dict[str, dict[str, object]] = {"all": {"standbys": 1}}
+# Mixes drawn from a bag and run unordered (a step waiting for its condition, or behind a
+# long absence, holds no other back); the others keep the uniform draw and the order their
+# recorded seeds were chosen with.
+BAG_MIXES = frozenset({"all"})
 
 
 def _generic(b: _Builder, profile: str) -> dict[str, object]:
@@ -188,9 +223,19 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
         if not mix:
             return {}
-    for at in b.times(5, 9):
-        b.rng.choice(mix)(b, at)
-    return {}
+    if profile in BAG_MIXES:
+        # A bag (every fault once, shuffled, then again): each seed's few slots get as many
+        # different faults as they can hold, instead of repeats a uniform draw allows.
+        bag: list[Callable[[_Builder, float], None]] = []
+        for at in b.times(5, 9):
+            if not bag:
+                bag = list(mix)
+                b.rng.shuffle(bag)
+            bag.pop()(b, at)
+    else:
+        for at in b.times(5, 9):
+            b.rng.choice(mix)(b, at)
+    return dict(MIX_CONFIG.get(profile, {}))
 
 
 # -- targeted profiles: aim at one seed's window ---------------------------------------------
@@ -380,7 +425,7 @@ def profile_config(profile: str) -> dict[str, object]:
     """The run settings a profile needs (pods, threads, ...), before any plan is drawn."""
     if profile in TARGETED:
         return TARGETED[profile](_Builder(0, profile, 1, 1, 0.0))
-    return {}
+    return dict(MIX_CONFIG.get(profile, {}))
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:
@@ -389,4 +434,5 @@ def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) 
     builder = _Builder(seed, profile, pods, brokers, time_limit_s)
     targeted = TARGETED.get(profile)
     config = targeted(builder) if targeted else _generic(builder, profile)
-    return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config)
+    return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config,
+                ordered=profile not in BAG_MIXES)

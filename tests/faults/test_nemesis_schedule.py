@@ -76,11 +76,13 @@ class NemesisSchedule(RuleBasedStateMachine):
         self.ops: list[tuple[str, str, str, dict[str, Any]]] = []
         self.finished = False
 
-    @initialize(plan_steps=steps())
-    def begin(self, plan_steps: tuple[Step, ...]) -> None:
+    @initialize(plan_steps=steps(), ordered=st.booleans())
+    def begin(self, plan_steps: tuple[Step, ...], ordered: bool) -> None:
         platform = RecordingPlatform(self.root, ["pod-0", "pod-1"])
+        self.ordered = ordered
         self.nemesis = Nemesis(
-            Plan(1, "schedule", plan_steps), FaultContext(platform, None, None, "app"),
+            Plan(1, "schedule", plan_steps, ordered=ordered),
+            FaultContext(platform, None, None, "app"),
             self.conditions,  # type: ignore[arg-type]  # the watcher's one method used here
             lambda *op: self.ops.append(op),
             monotonic=self.clock.monotonic, wall_ns=self.clock.wall_ns,
@@ -117,6 +119,8 @@ class NemesisSchedule(RuleBasedStateMachine):
 
     @invariant()
     def steps_start_in_plan_order(self) -> None:
+        if not self.ordered:
+            return
         started = [o.status != "pending" for o in self.outcomes]
         assert started == sorted(started, reverse=True), "a step started before an earlier one"
 
@@ -138,8 +142,10 @@ class NemesisSchedule(RuleBasedStateMachine):
             return
         now = self.clock.now
         pending = [o for o in self.outcomes if o.status == "pending"]
-        if pending:  # the next one is waiting for something that has not happened yet
-            trigger = pending[0].step.trigger
+        # Ordered: the next one waits for something that has not happened yet. Unordered:
+        # every pending step does, whatever the steps before it wait for.
+        for o in pending[:1] if self.ordered else pending:
+            trigger = o.step.trigger
             due = trigger.at_s if trigger.condition is None else trigger.at_s + trigger.timeout_s
             fires_now = now >= trigger.at_s and (
                 trigger.condition is None or self.conditions.met
