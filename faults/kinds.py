@@ -112,6 +112,10 @@ def read_global_checkpoint(volume: Path, application_id: str) -> int | None:
 
 def _kill(ctx: FaultContext, step: Step) -> Details:
     ctx.platform.kill_pod(step.target)
+    if step.params.get("down"):
+        # A crashed machine: nothing restarts the pod before the heal (a stop of a dead pod
+        # only holds it down), so its session ends and its tasks fail over.
+        ctx.platform.stop_pod(step.target)
     return {}
 
 

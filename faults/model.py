@@ -8,16 +8,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Conditions a trigger can wait for, observed from the pod's trace and volume; the last two
-# from every pod's trace, since KAFKA-8187 unfolds on one pod and the step that must follow
-# it acts on another (the owner of the active task).
+# Conditions a trigger can wait for, observed from a pod's trace and volume (the step's
+# target, or the trigger's `pod`); `contended` and `cleaned` from every pod's trace, since
+# KAFKA-8187 unfolds on one pod and the step that must follow it acts on another. They let
+# a window follow the system (a join, a flush, a cleaner pass), not the wall clock, which
+# drifts with load and with how slowly a pod container starts.
 CONDITIONS = (
     "restored",  # the pod's trace shows a restore-end after the step was armed
     "checkpoint-in-running",  # a .checkpoint file sits in a RUNNING exactly-once task dir
     "commits",  # `count` transaction commits by the pod after the step was armed
     "flushed-in-txn",  # a memtable flush persisted writes of a still-open transaction
+    "all-flushed-in-txn",  # every store of a RUNNING task did so (dedup included)
     "contended",  # any pod: a standby failed to take its task-directory lock since armed
     "cleaned",  # any pod: the cleaner deleted the directory of such a standby since armed
+    "cleaner-deleted",  # the pod's cleaner deleted `count` task directories since armed
 )
 
 
@@ -25,12 +29,16 @@ CONDITIONS = (
 class Trigger:
     """Fire at `at_s` seconds into the load phase, or (with `condition`) at the first moment
     after `at_s` when the condition holds. A condition that never holds fires anyway after
-    `timeout_s`, so the fixed worker runs the very same plan as a buggy one."""
+    `timeout_s`, so the fixed worker runs the very same plan as a buggy one. `pod`: whose
+    trace a pod condition reads, when not the step's target (a step on pod-0 that waits
+    for pod-1 to have joined). As a step's `heal_when`, `at_s` counts from the moment the
+    fault was applied."""
 
     at_s: float
     condition: str | None = None
     count: int = 1
     timeout_s: float = 30.0
+    pod: str | None = None
 
     def __post_init__(self) -> None:
         # Checked when the plan is made or loaded: an unknown condition would otherwise
@@ -51,9 +59,23 @@ class Step:
     trigger: Trigger
     params: dict[str, Any] = field(default_factory=dict)
     heal_after_s: float | None = None  # None: the fault heals itself or at the end of load
+    # Instead of heal_after_s: heal when this trigger fires, its `at_s` counted from the
+    # moment the fault was applied (e.g. scale back in once the cleaner has deleted).
+    heal_when: Trigger | None = None
+
+    def __post_init__(self) -> None:
+        if self.heal_when is not None and self.heal_after_s is not None:
+            raise ValueError(f"step {self.id}: heal_after_s or heal_when, not both")
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        raw = asdict(self)
+        # Optional fields left out when unset: plans without them read as they always did.
+        if raw["heal_when"] is None:
+            del raw["heal_when"]
+        for trigger in (raw["trigger"], raw.get("heal_when")):
+            if trigger is not None and trigger["pod"] is None:
+                del trigger["pod"]
+        return raw
 
     @staticmethod
     def from_json(raw: dict[str, Any]) -> Step:
@@ -64,6 +86,7 @@ class Step:
             trigger=Trigger(**raw["trigger"]),
             params=dict(raw.get("params", {})),
             heal_after_s=raw.get("heal_after_s"),
+            heal_when=Trigger(**raw["heal_when"]) if raw.get("heal_when") else None,
         )
 
 
@@ -75,12 +98,16 @@ class Plan:
     # Settings the profile needs from the run (e.g. standbys for KAFKA-8187), applied
     # unless the user set them explicitly.
     config: dict[str, Any] = field(default_factory=dict)
+    # Ordered: a step waits for the one before it (a targeted sequence). Unordered: each
+    # step fires on its own trigger, so one waiting for its condition delays no other.
+    ordered: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
             "profile": self.profile,
             "config": self.config,
+            "ordered": self.ordered,
             "steps": [s.to_json() for s in self.steps],
         }
 
@@ -91,4 +118,5 @@ class Plan:
             profile=str(raw["profile"]),
             steps=tuple(Step.from_json(s) for s in raw["steps"]),
             config=dict(raw.get("config", {})),
+            ordered=bool(raw.get("ordered", True)),  # plan files from before the field
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.kinds import FAULT_KINDS, FaultContext
-from faults.model import Plan, Step
+from faults.model import Plan, Step, Trigger
 from faults.observe import TraceWatcher
 
 # record(process, type, f, value): appends one op to the run's history (its result unused).
@@ -33,6 +33,8 @@ class StepOutcome:
     healed_at_s: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    heal_condition_met: bool | None = None
+    applied_ns: int | None = None  # wall clock: a heal_when condition counts from it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +45,8 @@ class StepOutcome:
             "healed_at_s": self.healed_at_s,
             "details": self.details,
             "error": self.error,
+            **({"heal_condition_met": self.heal_condition_met}
+               if self.step.heal_when is not None else {}),
         }
 
 
@@ -113,48 +117,78 @@ class Nemesis:
             self._stop.wait(POLL_S)
 
     def tick(self) -> bool:
-        """Heal what is due, apply the next steps whose triggers fire (in plan order: a
+        """Heal what is due, apply the steps whose triggers fire (in an ordered plan, a
         step waits for the one before it). False when nothing is left to do."""
         for outcome in self._due_heals(any_time=False):
             self._heal(outcome)
-        while self._pending and not self._stop.is_set() and self._triggered(self._pending[0]):
-            self._apply(self._pending.pop(0))
+        if self.plan.ordered:
+            while self._pending and not self._stop.is_set() and self._triggered(self._pending[0]):
+                self._apply(self._pending.pop(0))
+        else:
+            for outcome in list(self._pending):
+                if self._stop.is_set():
+                    break
+                if self._triggered(outcome):
+                    self._pending.remove(outcome)
+                    self._apply(outcome)
         return bool(self._pending or self._due_heals(any_time=True))
 
     def _triggered(self, outcome: StepOutcome) -> bool:
         trigger = outcome.step.trigger
-        now = self.elapsed()
-        if now < trigger.at_s:
+        met = self._fires(trigger, outcome.step.target, 0.0, self._start_ns)
+        if met is None:
             return False
+        if trigger.condition is not None:
+            outcome.condition_met = met
+        return True
+
+    def _fires(self, trigger: Trigger, target: str, zero_s: float, zero_ns: int
+               ) -> bool | None:
+        """None: not yet; else whether the condition held (False: fired by its timeout).
+        `zero_s` (elapsed) and `zero_ns` (wall clock) are the moment `at_s` counts from."""
+        now = self.elapsed() - zero_s
+        if now < trigger.at_s:
+            return None
         if trigger.condition is None:
             return True
-        since_ns = self._start_ns + int(trigger.at_s * 1e9)
+        since_ns = zero_ns + int(trigger.at_s * 1e9)
         try:
             met = self.watcher.holds(
-                trigger.condition, outcome.step.target, since_ns, trigger.count
+                trigger.condition, trigger.pod or target, since_ns, trigger.count
             )
         except Exception:  # a pod not created yet, an unreadable trace: not met yet
             met = False
         if met or now >= trigger.at_s + trigger.timeout_s:
-            outcome.condition_met = met
-            return True
-        return False
+            return met
+        return None
 
     def _due_heals(self, any_time: bool) -> list[StepOutcome]:
-        now = self.elapsed()
         return [
             o
             for o in self.outcomes
             if o.status == "applied"
-            and o.step.heal_after_s is not None
             and o.applied_at_s is not None
-            and (any_time or now >= o.applied_at_s + o.step.heal_after_s)
+            and (o.step.heal_after_s is not None or o.step.heal_when is not None)
+            and (any_time or self._heal_due(o))
         ]
+
+    def _heal_due(self, outcome: StepOutcome) -> bool:
+        step, applied_at = outcome.step, outcome.applied_at_s or 0.0
+        if step.heal_when is None:
+            return self.elapsed() >= applied_at + (step.heal_after_s or 0.0)
+        met = self._fires(step.heal_when, step.target, applied_at,
+                          outcome.applied_ns or self._start_ns)
+        if met is None:
+            return False
+        if step.heal_when.condition is not None:
+            outcome.heal_condition_met = met
+        return True
 
     def _apply(self, outcome: StepOutcome) -> None:
         step = outcome.step
         kind = FAULT_KINDS[step.fault]
         outcome.applied_at_s = round(self.elapsed(), 3)
+        outcome.applied_ns = self._start_ns + int(outcome.applied_at_s * 1e9)
         try:
             outcome.details = kind.apply(self.ctx, step)
             outcome.status = "applied"

@@ -66,9 +66,11 @@ class TraceWatcher:
         app_dir = self.platform.volume(pod) / self.application_id
         return any((app_dir / task / ".checkpoint").exists() for task in self.running_tasks(pod))
 
-    def flushed_in_transaction(self, pod: str) -> bool:
+    def flushed_in_transaction(self, pod: str, every_store: bool = False) -> bool:
         """A RUNNING task's store has an SST file written after the pod's last commit: a
-        memtable flush persisted writes of a transaction that is still open."""
+        memtable flush persisted writes of a transaction that is still open. With
+        `every_store`, each store of that task has one: the dedup store's aborted entries
+        are what outlives a replay (balances are overwritten by it)."""
         events = self.events(pod)
         if not events:
             return False
@@ -82,14 +84,18 @@ class TraceWatcher:
             return False
         app_dir = self.platform.volume(pod) / self.application_id
         for task in self.running_tasks(pod):
-            # <task>/<store>/ (Python worker) or <task>/rocksdb/<store>/ (Kafka Streams)
-            for sst in (app_dir / task).rglob("*.sst"):
-                try:
-                    if sst.stat().st_mtime_ns > last_commit:
-                        return True
-                except FileNotFoundError:
-                    continue  # compacted away while we looked
+            # <task>/<store>/ (Python worker) or <task>/rocksdb/<store>/ (Kafka Streams);
+            # a RocksDB store is the folder of a CURRENT file.
+            stores = [current.parent for current in (app_dir / task).rglob("CURRENT")]
+            flushed = [store for store in stores if _written_since(store, last_commit)]
+            if flushed and (not every_store or len(flushed) == len(stores)):
+                return True
         return False
+
+    def cleaner_deleted(self, pod: str, since_ns: int) -> int:
+        """Task directories the pod's state-directory cleaner deleted since `since_ns`:
+        a task that left the pod's threads stayed away past the cleaner's delay."""
+        return self.count(pod, ("cleaner-delete",), since_ns)
 
     def _each_pod_since(self, since_ns: int) -> list[list[dict[str, Any]]]:
         """Each pod's trace events from `since_ns` on, in the order its processes wrote
@@ -133,6 +139,10 @@ class TraceWatcher:
             return self.checkpoint_in_running(pod)
         if condition == "flushed-in-txn":
             return self.flushed_in_transaction(pod)
+        if condition == "all-flushed-in-txn":
+            return self.flushed_in_transaction(pod, every_store=True)
+        if condition == "cleaner-deleted":
+            return self.cleaner_deleted(pod, since_ns) >= count
         if condition == "contended":
             return self.contended(since_ns) >= count
         if condition == "cleaned":
@@ -157,3 +167,13 @@ class TraceWatcher:
                     tail.events.append(json.loads(line))
                 except ValueError:
                     continue  # a torn line from a SIGKILLed writer
+
+
+def _written_since(store: Path, since_ns: int) -> bool:
+    for sst in store.glob("*.sst"):
+        try:
+            if sst.stat().st_mtime_ns > since_ns:
+                return True
+        except FileNotFoundError:
+            continue  # compacted away while we looked
+    return False

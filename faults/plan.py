@@ -31,10 +31,11 @@ class _Builder:
         target: str,
         trigger: Trigger,
         heal_after_s: float | None = None,
+        heal_when: Trigger | None = None,
         **params: object,
     ) -> None:
         self.steps.append(
-            Step(len(self.steps), fault, target, trigger, dict(params), heal_after_s)
+            Step(len(self.steps), fault, target, trigger, dict(params), heal_after_s, heal_when)
         )
 
     def pod(self) -> str:
@@ -68,6 +69,18 @@ def _pause(b: _Builder, at: float) -> None:
     b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(8, 12))  # past the session timeout
 
 
+def _long_pause(b: _Builder, at: float) -> None:
+    """Past the session timeout and the failover that follows it: the pod resumes as a
+    zombie while its tasks run elsewhere."""
+    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(16, 20))
+
+
+def _crash(b: _Builder, at: float) -> None:
+    """A machine crash: SIGKILL, and nothing restarts the pod before its session ends, so
+    its tasks fail over (to a standby, where there is one)."""
+    b.add("kill", b.pod(), Trigger(at), heal_after_s=b.r(14, 20), down=True)
+
+
 def _stop(b: _Builder, at: float) -> None:
     b.add("stop", b.pod(), Trigger(at), heal_after_s=b.r(1, 3))
 
@@ -82,6 +95,13 @@ def _move_empty(b: _Builder, at: float) -> None:
 
 def _scale_out(b: _Builder, at: float) -> None:
     b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(6, 10))
+    b.spare += 1
+
+
+def _scale_out_and_back(b: _Builder, at: float) -> None:
+    """Long enough for the new pod to join and run tasks: they come back to the pods that
+    gave them up (a task returning to a live process)."""
+    b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(12, 16))
     b.spare += 1
 
 
@@ -168,9 +188,22 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     "power-loss": (_power_loss, _power_loss_in_running),
     "storage": (_power_loss, _power_loss_in_running, _io_delay, _io_error),
     "network": (_partition_pod, _netem_pod),  # netem: local platform only
-    "all": (_kill, _kill_in_running, _pause, _stop, _move_with_volume, _move_empty,
-            _scale_out, _scale_in, _delay_checkpoint, _truncate_global),
+    # The first eight, drawn first in every seed (a bag), each make a coverage class
+    # (checker/coverage): a zombie, a crash that fails over to a standby, a task leaving
+    # and coming back, a kill after commits, both moves, slowed checkpoints under the
+    # others' rebalances, a global restart. The last three only repeat kinds of the first.
+    "all": (_long_pause, _crash, _scale_out_and_back, _kill_in_running, _move_with_volume,
+            _move_empty, _delay_checkpoint, _truncate_global, _kill, _stop, _scale_in),
 }
+# How many of a bag mix's kinds come first in every seed, before the others.
+BAG_FIRST = {"all": 8}
+# Run settings of the mixes (a targeted profile's come from its builder): `all` keeps a
+# standby of every task, so a crash can promote one.
+MIX_CONFIG: dict[str, dict[str, object]] = {"all": {"standbys": 1}}
+# Mixes drawn from a bag and run unordered (a step waiting for its condition, or behind a
+# long absence, holds no other back); the others keep the uniform draw and the order their
+# recorded seeds were chosen with.
+BAG_MIXES = frozenset({"all"})
 
 
 def _generic(b: _Builder, profile: str) -> dict[str, object]:
@@ -187,9 +220,23 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
         mix = [m for m in mix if m not in (_kill_broker, _stop_broker)]
         if not mix:
             return {}
-    for at in b.times(5, 9):
-        b.rng.choice(mix)(b, at)
-    return {}
+    if profile in BAG_MIXES:
+        # A bag (every kind once, shuffled, the first BAG_FIRST before the rest, then
+        # again): a seed's few slots get as many different faults as they can hold,
+        # where a uniform draw repeats some and leaves others out.
+        first = BAG_FIRST.get(profile, len(mix))
+        bag: list[Callable[[_Builder, float], None]] = []
+        for at in b.times(5, 9):
+            if not bag:
+                head, tail = mix[:first], mix[first:]
+                b.rng.shuffle(head)
+                b.rng.shuffle(tail)
+                bag = head + tail
+            bag.pop(0)(b, at)
+    else:
+        for at in b.times(5, 9):
+            b.rng.choice(mix)(b, at)
+    return dict(MIX_CONFIG.get(profile, {}))
 
 
 # -- targeted profiles: aim at one seed's window ---------------------------------------------
@@ -217,9 +264,16 @@ def _crash_after_flush_in_txn(b: _Builder, fault: str) -> dict[str, object]:
 def _kafka_7672(b: _Builder) -> dict[str, object]:
     """Tasks leave pod-0's threads for a scaled-out pod long enough for the cleaner to
     delete their directories, then come back: a thread that restored a task before finds
-    it without checkpoint or data and must restore it again from the changelog."""
-    for at in b.times(8, 11):
-        b.add("scale-out", pod_name(b.spare), Trigger(at), heal_after_s=b.r(4, 6))
+    it without checkpoint or data and must restore it again from the changelog.
+
+    The scale-in follows the system, not the clock: it comes once pod-0's cleaner has
+    deleted a directory of a task that left it (the spare joined and took it), however long
+    the spare took to start and join (a loaded machine, a pod container); a fixed 4-6 s
+    hold was missed at load 20 (the nightly of 2026-11-22). The fixed worker's cleaner
+    deletes the same directories, so it runs the same sequence."""
+    for at in b.times(10, 14):
+        b.add("scale-out", pod_name(b.spare), Trigger(at),
+              heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=25, pod=pod_name(0)))
         b.spare += 1
     return {"pods": 1, "threads": 2, "guarantee": "exactly_once_v2",
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
@@ -256,24 +310,31 @@ def _kafka_8187(b: _Builder) -> dict[str, object]:
     come at their deadline, a moment later than in a run with the bug.
     Detection: a re-sent event from before the stale offset is processed again
     (duplicate-output, wrong-balance); accounts not written between the stale offset and
-    the kill go back (lost-history; 400 accounts make such cold accounts likely). The
-    sequence to the kills takes 9-14 s, the failover another 11 s, and some load must
-    follow it: use --time-limit 40 or more."""
+    the kill go back (lost-history; 400 accounts make such cold accounts likely). Each
+    step waits for the join it needs (pod-1's commits, the contention pod-2's join
+    makes), not for a moment: as processes the sequence to the kills takes 9-14 s, the
+    failover another 11 s, and some load must follow it (--time-limit 40 or more); as
+    containers (9-12 s a start) use --time-limit 60."""
     first, second = pod_name(b.spare), pod_name(b.spare + 1)
     b.spare += 2
     b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
-    # pod-1's rebalance is over in ~2 s; the standbys it gave pod-0 then read their
-    # changelogs for a while: the offsets a forgotten standby hands over must not be
-    # empty (an empty stale checkpoint is harmless).
-    slow_at = b.r(4.0, 4.5)
-    b.add("delay-checkpoint", pod_name(0), Trigger(slow_at), ms=b.rng.choice([1000, 1500]),
-          reasons=["close"])
-    b.add("scale-out", second, Trigger(slow_at))  # right after the delay is in force
-    b.add("delay-checkpoint", pod_name(0), Trigger(slow_at, "contended", timeout_s=12), ms=0)
     # Killed 16 s before the load phase ends at the latest: the failover (10 s later) must
     # come well before the end restarts them.
+    slow_at = b.r(4.0, 4.5)
     deadline = max(b.time_limit_s - 16.0, slow_at + 1.0)
-    cleaned = Trigger(slow_at, "cleaned", timeout_s=round(deadline - slow_at, 1))
+    until_deadline = round(deadline - slow_at, 1)
+    # The standbys pod-1's join gave pod-0 must read their changelogs for a while before
+    # the delay: the offsets a forgotten standby hands over must not be empty (an empty
+    # stale checkpoint is harmless). pod-1 joins in ~2 s as a process, 9-12 s as a
+    # container: wait for its second commit (it is RUNNING, the standbys have read).
+    b.add("delay-checkpoint", pod_name(0),
+          Trigger(slow_at, "commits", count=2, timeout_s=until_deadline, pod=first),
+          ms=b.rng.choice([1000, 1500]), reasons=["close"])
+    b.add("scale-out", second, Trigger(slow_at))  # right after the delay is in force
+    # pod-2's join makes the contention, however long its start takes.
+    b.add("delay-checkpoint", pod_name(0),
+          Trigger(slow_at, "contended", timeout_s=until_deadline), ms=0)
+    cleaned = Trigger(slow_at, "cleaned", timeout_s=until_deadline)
     b.add("kill", first, cleaned)
     b.add("kill", second, Trigger(slow_at))  # right after
     b.add("stop", pod_name(0), Trigger(slow_at), heal_after_s=0.5)
@@ -303,12 +364,24 @@ def _global_rebuild_nonblocking(b: _Builder) -> dict[str, object]:
 
 
 def _eos_no_corruption_wipe(b: _Builder) -> dict[str, object]:
-    """The window of KAFKA-20685 seen from the other side: SIGKILL while a memtable flush
-    has persisted an open transaction's writes. The fixed worker (no checkpoint while
+    """The window of KAFKA-20685 seen from the other side: SIGKILL while memtable flushes
+    have persisted an open transaction's writes. The fixed worker (no checkpoint while
     RUNNING) finds a store without checkpoint and wipes it; with `eos-no-corruption-wipe`
     the store, aborted writes included, is kept and the changelog replayed on top of it
-    (dedup-skip, wrong-balance)."""
-    return _kafka_20685(b)
+    (dedup-skip, wrong-balance).
+
+    Aimed finer than KAFKA-20685's plan, which missed at load 20: the kill waits until
+    *every* store has flushed in the open transaction (a flushed balances store alone is
+    overwritten by the replay; the dedup store's aborted entries are what outlive it),
+    transactions last 8 s (the kill lands seconds before the commit, whatever the load),
+    and each kill waits as long as the run allows for that, so a slow restart does not
+    make the next kills fire on their timeouts, before the pod is RUNNING again."""
+    for at in b.times(8, 11):
+        timeout = max(10.0, round(b.time_limit_s - QUIET_TAIL_S - at, 1))
+        b.add("kill", pod_name(0), Trigger(at, "all-flushed-in-txn", timeout_s=timeout),
+              heal_after_s=b.r(1, 2))
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "exactly_once_v2",
+            "rate": 300.0, "commit_interval_ms": 8000, "write_buffer_bytes": 8192}
 
 
 def _checkpoint_delete_no_fsync(b: _Builder) -> dict[str, object]:
@@ -353,7 +426,7 @@ def profile_config(profile: str) -> dict[str, object]:
     """The run settings a profile needs (pods, threads, ...), before any plan is drawn."""
     if profile in TARGETED:
         return TARGETED[profile](_Builder(0, profile, 1, 1, 0.0))
-    return {}
+    return dict(MIX_CONFIG.get(profile, {}))
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:
@@ -362,4 +435,5 @@ def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) 
     builder = _Builder(seed, profile, pods, brokers, time_limit_s)
     targeted = TARGETED.get(profile)
     config = targeted(builder) if targeted else _generic(builder, profile)
-    return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config)
+    return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config,
+                ordered=profile not in BAG_MIXES)

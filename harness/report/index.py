@@ -24,6 +24,7 @@ from harness.report.pages import environment, href, short_error
 from harness.report.plotly_file import NO_PLOTLY, plotly_vars
 from harness.report.report import REPORT_FILE
 from harness.report.run_files import RUN_MARKERS
+from harness.report.shrinks import shrink_rows
 from harness.report.summary import (
     RunSummary,
     broken_summary,
@@ -132,6 +133,7 @@ def render_index(results_dir: Path) -> Path:
         trend=to_div(trend_figure(runs), "trend-chart") if dated else "",
         coverage=coverage_table(s.run_dir for s in runs),
         nightlies=nightlies,
+        shrinks=shrink_rows(results_dir),
         rates=detection_rates(r.nightly for r in nightlies if r.nightly),
         format_duration=format_duration,
         **(plotly_vars(results_dir, results_dir) if dated else NO_PLOTLY),

@@ -142,12 +142,15 @@ def repro(run_dir: Path, times: int, results_dir: Path | None,
         came_back = _anomalies(outcome.run_dir).keys()
         seen.update(came_back)
         hits += bool(set(target) & set(came_back))
+    # A shrunk plan folder has no run of its own: its original column is "-", not 0.
+    was_run = (run_dir / "results.json").is_file()
     table = Table(title=f"repro of {run_dir.name}: {times} run(s)")
     table.add_column("anomaly")
-    table.add_column("original")
+    table.add_column("original" if was_run else "original (a plan folder: not run)")
     table.add_column("came back")
-    for name in sorted(set(original) | set(seen)):
-        table.add_row(name, str(original.get(name, 0)), f"{seen[name]}/{times}")
+    for name in sorted(set(original) | set(seen) | set(target)):
+        table.add_row(name, str(original.get(name, 0)) if was_run else "-",
+                      f"{seen[name]}/{times}")
     out.print(table)
     if target:
         out.print(f"reproduction rate: {rate_text(hits, times)} of {times} replay(s) showed "

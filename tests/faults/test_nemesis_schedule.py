@@ -58,7 +58,12 @@ def steps(draw: st.DrawFn) -> tuple[Step, ...]:
         if fault == "move":
             params = {"keep_volume": draw(st.booleans())}
         heal = None if FAULT_KINDS[fault].instant else draw(st.none() | st.floats(0.1, 10))
-        drawn.append(Step(i, fault, target, trigger, params, heal_after_s=heal))
+        heal_when = None
+        if heal is not None and draw(st.booleans()):  # a heal that waits for a condition
+            heal_when = Trigger(heal, "commits", timeout_s=draw(st.floats(0.5, 10)))
+            heal = None
+        drawn.append(Step(i, fault, target, trigger, params, heal_after_s=heal,
+                          heal_when=heal_when))
     return tuple(drawn)
 
 
@@ -71,11 +76,13 @@ class NemesisSchedule(RuleBasedStateMachine):
         self.ops: list[tuple[str, str, str, dict[str, Any]]] = []
         self.finished = False
 
-    @initialize(plan_steps=steps())
-    def begin(self, plan_steps: tuple[Step, ...]) -> None:
+    @initialize(plan_steps=steps(), ordered=st.booleans())
+    def begin(self, plan_steps: tuple[Step, ...], ordered: bool) -> None:
         platform = RecordingPlatform(self.root, ["pod-0", "pod-1"])
+        self.ordered = ordered
         self.nemesis = Nemesis(
-            Plan(1, "schedule", plan_steps), FaultContext(platform, None, None, "app"),
+            Plan(1, "schedule", plan_steps, ordered=ordered),
+            FaultContext(platform, None, None, "app"),
             self.conditions,  # type: ignore[arg-type]  # the watcher's one method used here
             lambda *op: self.ops.append(op),
             monotonic=self.clock.monotonic, wall_ns=self.clock.wall_ns,
@@ -112,6 +119,8 @@ class NemesisSchedule(RuleBasedStateMachine):
 
     @invariant()
     def steps_start_in_plan_order(self) -> None:
+        if not self.ordered:
+            return
         started = [o.status != "pending" for o in self.outcomes]
         assert started == sorted(started, reverse=True), "a step started before an earlier one"
 
@@ -133,8 +142,10 @@ class NemesisSchedule(RuleBasedStateMachine):
             return
         now = self.clock.now
         pending = [o for o in self.outcomes if o.status == "pending"]
-        if pending:  # the next one is waiting for something that has not happened yet
-            trigger = pending[0].step.trigger
+        # Ordered: the next one waits for something that has not happened yet. Unordered:
+        # every pending step does, whatever the steps before it wait for.
+        for o in pending[:1] if self.ordered else pending:
+            trigger = o.step.trigger
             due = trigger.at_s if trigger.condition is None else trigger.at_s + trigger.timeout_s
             fires_now = now >= trigger.at_s and (
                 trigger.condition is None or self.conditions.met
@@ -155,6 +166,23 @@ class NemesisSchedule(RuleBasedStateMachine):
                     assert self.clock.now < due + EPS, "a heal is late"
                 if o.status == "healed":
                     assert o.healed_at_s is not None and o.healed_at_s >= due - EPS
+
+    @invariant()
+    def conditional_heals_come_neither_early_nor_late(self) -> None:
+        for o in self.outcomes:
+            when = o.step.heal_when
+            if when is None or o.applied_at_s is None or self.finished:
+                continue
+            earliest, latest = o.applied_at_s + when.at_s, o.applied_at_s + when.at_s + (
+                when.timeout_s)
+            if o.status == "healed":
+                assert o.healed_at_s is not None and o.healed_at_s >= earliest - EPS
+                if o.heal_condition_met is False:
+                    assert o.healed_at_s >= latest - EPS
+            elif o.status == "applied":
+                assert self.clock.now < latest + EPS, "a heal is late"
+                assert not (self.clock.now >= earliest + EPS and self.conditions.met), (
+                    "its condition holds and the heal did not come")
 
     @invariant()
     def one_history_op_per_start_and_end(self) -> None:

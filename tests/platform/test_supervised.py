@@ -209,3 +209,22 @@ def test_teardown_never_restarts_a_killed_pod(setup) -> None:
 )
 def test_exit_causes(code: int, fact: dict[str, Any]) -> None:
     assert exit_cause(code) == fact
+
+
+def test_a_kill_that_keeps_the_pod_down_is_a_sigkill_no_policy_restarts(setup) -> None:
+    """`kill` with `down`: a crashed machine. Its op is a SIGKILL (coverage counts it as a
+    crash); the pod comes back only with the plan's heal, past its session."""
+    from faults.kinds import FAULT_KINDS, FaultContext
+    from faults.model import Step, Trigger
+
+    inner, sup, clock, ops = setup
+    ctx = FaultContext(platform=sup, brokers=None, global_topic=None, application_id="app")
+    step = Step(0, "kill", "pod-0", Trigger(1.0), {"down": True}, heal_after_s=15.0)
+    clock.now = 20.0
+    FAULT_KINDS["kill"].apply(ctx, step)
+    assert ops[-1] == {"f": "pod-exited", "target": "pod-0", "cause": "nemesis-kill",
+                       "signal": "SIGKILL"}
+    at(clock, sup, 34.0)  # the policy's back-off (1 s) is long past
+    assert not inner.pod("pod-0").running
+    FAULT_KINDS["kill"].heal(ctx, step)
+    assert inner.pod("pod-0").running and inner.pod("pod-0").incarnation == 2

@@ -103,3 +103,39 @@ def test_an_original_that_does_not_come_back_exits_2_and_keeps_the_log(
     assert log["shrunk"] is None and log["candidates"][0]["reproduced"] is False
     assert not (folder / "plan").exists()
     assert "not shrunk" in (folder / "report.html").read_text()
+
+
+def test_a_shrink_is_listed_on_the_index_and_its_plan_repros_without_an_original(
+        failing_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.report.index import render_index
+    from harness.run import command as run_command
+    from harness.run.lifecycle import RunOutcome
+
+    _fake(monkeypatch, tmp_path)
+    assert command.shrink(failing_run, 2, 1, 3600.0, None) == 0
+    [folder] = [p for p in failing_run.parent.iterdir() if "shrink" in p.name]
+    index = render_index(failing_run.parent).read_text()
+    listed = index.split('id="shrink-list"')[1].split("</table>")[0]
+    assert f'href="{folder.name}/report.html"' in listed
+    assert failing_run.name in listed and "5 &rarr; 2" in listed
+
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    (replay / "results.json").write_text(json.dumps({"anomaly_counts": {"lost-history": 3}}))
+    monkeypatch.setattr(run_command, "execute",
+                        lambda config, where, plan: RunOutcome(replay, False, 1))
+    assert run_command.repro(folder / "plan", 1, tmp_path) == 1
+    table = capsys.readouterr().out
+    # Before: the plan folder's "original" column read 0, as if a run had found nothing.
+    assert "not run" in table and "lost-history" in table
+    assert " 0 " not in table.split("lost-history")[1].splitlines()[0]
+
+
+def test_a_damaged_shrink_log_costs_its_own_row(tmp_path: Path) -> None:
+    from harness.report.index import render_index
+
+    (tmp_path / "shrink-x").mkdir()
+    (tmp_path / "shrink-x" / "shrink.json").write_text("{not json")
+    listed = render_index(tmp_path).read_text().split('id="shrink-list"')[1]
+    assert "shrink-x" in listed.split("</table>")[0] and "error" in listed.split("</table>")[0]
