@@ -1,11 +1,16 @@
 """Event-level checks: every committed event has exactly one committed output.
 
 - dedup-skip: a first occurrence with no output, skipped as seen at that very position
-  (the worker's `dedup-skip` trace names partition and offset);
+  (the worker's `dedup-skip` trace names partition and offset). Under either guarantee the
+  fixed ledger never does this: under exactly-once a seen event's output committed with
+  its dedup entry; under at-least-once a redelivery at the position its entry remembers
+  re-emits the remembered output (`dedup-reemit`) instead of skipping. So a skip there
+  means the store remembered an event whose output never committed (KAFKA-20685,
+  restore-read-uncommitted);
 - lost-event: a first occurrence with no output and no such skip;
 - duplicate-output: an event with more than one output. At-least-once allows this (a
-  crash between output and offset commit re-processes), so under that guarantee the check
-  reports the duplicates but stays valid.
+  crash between output and offset commit re-processes; a re-emit repeats the output
+  identically), so under that guarantee the check reports the duplicates but stays valid.
 """
 
 from __future__ import annotations

@@ -17,10 +17,18 @@ def _when(step: dict[str, Any]) -> str:
     trigger = step["trigger"]
     text = f"at {trigger['at_s']:g}s"
     if trigger.get("condition"):
-        text += f" once {trigger['condition']} (timeout {trigger['timeout_s']:g}s)"
+        text += f" once {_condition(trigger)}"
     if step.get("heal_after_s") is not None:
         text += f", heal after {step['heal_after_s']:g}s"
+    if step.get("heal_when"):
+        heal = step["heal_when"]
+        text += f", heal {heal['at_s']:g}s on, once {_condition(heal)}"
     return text
+
+
+def _condition(trigger: dict[str, Any]) -> str:
+    on = f" on {trigger['pod']}" if trigger.get("pod") else ""
+    return f"{trigger['condition']}{on} (timeout {trigger['timeout_s']:g}s)"
 
 
 def step_rows(log: dict[str, Any]) -> list[dict[str, str]]:

@@ -19,6 +19,7 @@ from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
 from faults.plan import QUIET_TAIL_S, plan
+from harness.shrink.page import step_rows
 
 
 def _nemesis(platform: RecordingPlatform, clock: Clock, *steps: Step) -> Nemesis:
@@ -157,3 +158,10 @@ def test_targeted_windows_follow_the_system(seed: int) -> None:
     # each wait lasts until the kills' deadline, 16 s before the end of the load
     assert all(s.trigger.at_s + s.trigger.timeout_s == pytest.approx(44.0)
                for s in steps if s.trigger.condition is not None)
+
+
+def test_the_shrink_page_says_when_a_step_heals() -> None:
+    step = Step(0, "scale-out", "pod-1", Trigger(6.0),
+                heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=25, pod="pod-0"))
+    (row,) = step_rows({"original": {"steps": [step.to_json()]}, "shrunk": None})
+    assert row["before"] == "at 6s, heal 2s on, once cleaner-deleted on pod-0 (timeout 25s)"

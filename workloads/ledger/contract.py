@@ -94,7 +94,8 @@ def account_name(i: int) -> str:
 
 # Changelog records: key and value are UTF-8 strings.
 #   balances: key = account,  value = str(balance)
-#   dedup:    key = event_id, value = "<input partition>:<input offset>"
+#   dedup:    key = event_id, value = the JSON of the Output the event produced (its input
+#             position included), so an at-least-once redelivery can re-emit it
 # A tombstone (value None) deletes the key.
 
 

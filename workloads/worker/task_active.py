@@ -120,7 +120,17 @@ class StreamTask:
             return False
         r = self.queue.popleft()
         event = Event.decode(r.value)
-        result = processor.process(event, self.partition, r.offset, self._get, self.global_version)
+        result = processor.process(
+            event, self.partition, r.offset, self._get, self.global_version,
+            # Without a transaction the dedup entry may have outlived its output (a crash
+            # between their sends): a redelivery re-emits what the entry remembers.
+            reemit_at_same_position=not self.cfg.eos,
+        )
+        if result.reemitted:
+            self.tracer.emit(
+                self.thread, "dedup-reemit", task=self.task, event_id=event.event_id,
+                partition=self.partition, offset=r.offset,
+            )
         if result.output is None:
             self.tracer.emit(
                 self.thread, "dedup-skip", task=self.task, event_id=event.event_id,

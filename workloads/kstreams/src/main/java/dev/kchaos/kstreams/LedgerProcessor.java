@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -14,7 +15,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * The ledger processor of workloads/ledger/processor.py: skip an event whose id the dedup
  * store holds, else add its amount to the account's balance, join the account's version
  * from the global table, and emit the output. Stores hold UTF-8 strings like the Python
- * worker's changelogs: balances account -> "balance", dedup event_id -> "partition:offset".
+ * worker's changelogs: balances account -> "balance", dedup event_id -> the output's JSON.
+ * Under at_least_once a redelivery at the position the dedup entry remembers re-emits
+ * that output instead of skipping (the entry's changelog record may have outlived the
+ * output in a crash: without a transaction they are not atomic).
  */
 final class LedgerProcessor implements Processor<String, String, String, String> {
     static final String BALANCES = "balances";
@@ -28,6 +32,7 @@ final class LedgerProcessor implements Processor<String, String, String, String>
     private KeyValueStore<String, String> dedup;
     private KeyValueStore<String, String> accounts;
     private String task;
+    private boolean reemitAtSamePosition;
 
     LedgerProcessor(Trace trace) {
         this.trace = trace;
@@ -40,6 +45,8 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         this.dedup = context.getStateStore(DEDUP);
         this.accounts = context.getStateStore(ACCOUNTS);
         this.task = context.taskId().toString();
+        this.reemitAtSamePosition = StreamsConfig.AT_LEAST_ONCE.equals(
+            String.valueOf(context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
         // Kafka Streams initialises a task's processors when the task turns RUNNING
         // (after restoration): the trace's task-running.
         trace.emit("task-running", "task", task);
@@ -57,7 +64,14 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         String account = event.get("account").asText();
         long amount = event.get("amount").asLong();
         RecordMetadata where = context.recordMetadata().orElseThrow();
-        if (dedup.get(eventId) != null) {
+        String seen = dedup.get(eventId);
+        if (seen != null) {
+            if (reemitAtSamePosition && remembersPosition(seen, where)) {
+                trace.emit("dedup-reemit", "task", task, "event_id", eventId,
+                           "partition", where.partition(), "offset", where.offset());
+                context.forward(record.withKey(account).withValue(seen));
+                return;
+            }
             trace.emit("dedup-skip", "task", task, "event_id", eventId,
                        "partition", where.partition(), "offset", where.offset());
             return;
@@ -72,12 +86,26 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         out.put("partition", where.partition());
         out.put("offset", where.offset());
         out.put("global_version", globalVersion(account));
-        dedup.put(eventId, where.partition() + ":" + where.offset());
-        balances.put(account, Long.toString(balance));
+        String encoded;
         try {
-            context.forward(record.withKey(account).withValue(JSON.writeValueAsString(out)));
+            encoded = JSON.writeValueAsString(out);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
+        }
+        dedup.put(eventId, encoded);
+        balances.put(account, Long.toString(balance));
+        context.forward(record.withKey(account).withValue(encoded));
+    }
+
+    /** Whether a dedup entry is the output of the record at `where` (an entry in another
+     * format is not). */
+    private static boolean remembersPosition(String seen, RecordMetadata where) {
+        try {
+            JsonNode out = JSON.readTree(seen);
+            return out != null && out.path("partition").asInt(-1) == where.partition()
+                && out.path("offset").asLong(-1) == where.offset();
+        } catch (Exception e) {
+            return false;
         }
     }
 
