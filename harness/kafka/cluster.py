@@ -12,6 +12,7 @@ import base64
 import json
 import socket
 import subprocess
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -124,6 +125,7 @@ class KafkaCluster:
     cluster_id: str = field(default_factory=new_cluster_id)
     nodes: list[BrokerNode] = field(default_factory=list)
     network: NodeNetwork | None = None
+    start_seconds: dict[str, float] = field(default_factory=dict)  # format, JVM to ready
 
     def __post_init__(self) -> None:
         if self.size not in (1, 3):
@@ -161,12 +163,17 @@ class KafkaCluster:
         for node in self.nodes:
             node.directory.mkdir(parents=True, exist_ok=True)
             node.properties_path.write_text(broker_properties(node, voters, self.size))
+        started = time.monotonic()
         with ThreadPoolExecutor(len(self.nodes)) as pool:  # one JVM start each: overlap them
             list(pool.map(lambda n: self._format(java, libs, n), self.nodes))
+        formatted = time.monotonic()
         for node in self.nodes:
             self._launch(java, libs, node)
         self._save()
         self.wait_ready(timeout_s)
+        self.start_seconds = {"format_s": round(formatted - started, 2),
+                              "launch_to_ready_s": round(time.monotonic() - formatted, 2)}
+        self._save()
 
     def stop(self) -> None:
         # In parallel: a lone survivor's controlled shutdown waits for a quorum that the
@@ -215,6 +222,9 @@ class KafkaCluster:
         def ready() -> bool:
             nonlocal last_error
             self._check_alive()
+            if not any(_listening(node) for node in self.nodes):
+                last_error = "no broker listening yet"
+                return False  # a TCP connect is cheap; an admin client is not
             try:
                 brokers = describe_brokers(self.bootstrap)
             except KafkaError as exc:
@@ -281,6 +291,7 @@ class KafkaCluster:
             "version": kafka_version(),
             "cluster_id": self.cluster_id,
             "bootstrap": self.bootstrap,
+            "start_seconds": self.start_seconds,
             "nodes": [
                 {"node_id": n.node_id, "host": n.host, "port": n.port,
                  "controller_port": n.controller_port, "pid": n.pid}
@@ -288,6 +299,14 @@ class KafkaCluster:
             ],
         }
         (self.run_dir / CLUSTER_FILE).write_text(json.dumps(info, indent=1))
+
+
+def _listening(node: BrokerNode) -> bool:
+    try:
+        with socket.create_connection((node.host, node.port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
 def _pid_alive(pid: int) -> bool:
@@ -301,8 +320,12 @@ def _pid_alive(pid: int) -> bool:
 
 def describe_brokers(bootstrap: str) -> set[int]:
     """The ids of the brokers the cluster reports (raises KafkaError if unreachable)."""
+    # Readiness polls call this before the broker listens: kafka-python's defaults would
+    # wait up to 30 s for a bootstrap connection (backing off up to 30 s between tries),
+    # long after the broker is up; one poll must cost at most a few seconds.
     admin = KafkaAdminClient(
-        bootstrap_servers=bootstrap, request_timeout_ms=3000
+        bootstrap_servers=bootstrap, request_timeout_ms=3000, bootstrap_timeout_ms=3000,
+        reconnect_backoff_max_ms=500,
     )
     try:
         brokers = admin.describe_cluster()["brokers"]

@@ -35,7 +35,7 @@ from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
 from harness.run.statedir import StateDirWatcher
-from harness.run.topics import create_topics, lag, wait_drained
+from harness.run.topics import GroupMembers, create_topics, lag, wait_drained
 from harness.run.traffic import LoadClient
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
@@ -79,7 +79,8 @@ class Run:
         self.registry = ProcessRegistry(self.run_dir)
         self.history = History(self.run_dir)
         self.progress = Progress(faults_planned=len(self.plan.steps), pods=config.pods)
-        self.timings: dict[str, float] = {}
+        self.timings: dict[str, Any] = {}
+        self.setup_parts: dict[str, float] = {}  # setup's own phases, for bench/bench_run.py
         self.info = runinfo.initial(self.run_dir, config, self.plan)
         self.placement: Placement | None = None
         self.platform: Platform | None = None
@@ -138,7 +139,17 @@ class Run:
 
     def _setup(self) -> str:
         c = self.config
+        mark = time.monotonic()
+
+        def part(name: str) -> None:
+            nonlocal mark
+            now = time.monotonic()
+            self.setup_parts[f"{name}_s"] = round(now - mark, 2)
+            self.timings["setup_parts"] = self.setup_parts
+            mark = now
+
         self.sut.prepare()
+        part("sut")
         self.placement = open_platform(
             c.platform, self.run_dir, self.registry, self.sut,
             PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
@@ -152,9 +163,11 @@ class Run:
         self.platform = self.supervisor
         bootstrap = self.placement.bootstrap
         self.info["bootstrap"] = bootstrap
+        part("kafka")
         create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
         self.accounts = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
         self.accounts.publish_all()
+        part("topics")
         if self.sut.watches_state_dirs:
             self.statedir = StateDirWatcher(self.platform, c.application_id)
             self.statedir.start()
@@ -162,6 +175,7 @@ class Run:
             self.platform.add_pod(pod_name(i), f"node-{i}")
         self.watcher = TraceWatcher(self.platform, c.application_id)
         self._wait_pods_running()
+        part("pods")
         return bootstrap
 
     def _wait_pods_running(self) -> None:
@@ -198,7 +212,7 @@ class Run:
         assert self.placement is not None
         ctx = FaultContext(self.platform, self.placement.brokers, self.accounts,
                            c.application_id, self.placement.network, self.placement.links,
-                           self.placement.storage)
+                           self.placement.storage, GroupMembers(bootstrap, c.application_id))
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         client = LoadClient(
             bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate

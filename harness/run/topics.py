@@ -67,20 +67,65 @@ def lag(bootstrap: str, group: str) -> int | None:
         committed = committed_offsets(bootstrap, group, INPUT_TOPIC)
     except Exception:
         return None
+    return _lag(ends, committed)
+
+
+def _lag(ends: dict[int, int], committed: dict[int, int]) -> int:
     return sum(max(0, end - committed.get(p, 0)) for p, end in ends.items())
 
 
+class LagProbe:
+    """`lag` with one consumer and one admin client kept open: the drain polls it several
+    times a second, and a new client costs a connection and a metadata round each."""
+
+    def __init__(self, bootstrap: str, group: str) -> None:
+        self.bootstrap, self.group = bootstrap, group
+        self._consumer: KafkaConsumer | None = None
+        self._admin: KafkaAdminClient | None = None
+
+    def lag(self) -> int | None:
+        try:
+            if self._consumer is None:
+                self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap,
+                                               request_timeout_ms=30000)
+            if self._admin is None:
+                self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap,
+                                               request_timeout_ms=30000)
+            partitions = self._consumer.partitions_for_topic(INPUT_TOPIC) or set()
+            tps = [TopicPartition(INPUT_TOPIC, p) for p in sorted(partitions)]
+            ends = {tp.partition: o for tp, o in self._consumer.end_offsets(tps).items()}
+            offsets = self._admin.list_group_offsets(self.group).get(self.group, {})
+            committed = {tp.partition: m.offset for tp, m in offsets.items()
+                         if tp.topic == INPUT_TOPIC}
+        except Exception:
+            self.close()  # a broker restarted or moved: reconnect on the next poll
+            return None
+        return _lag(ends, committed)
+
+    def close(self) -> None:
+        for client in (self._consumer, self._admin):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.close()
+        self._consumer = self._admin = None
+
+
+DRAIN_POLL_S = 0.25
+
+
 def wait_drained(
-    bootstrap: str, group: str, timeout_s: float, stable_s: float = 3.0
+    bootstrap: str, group: str, timeout_s: float, stable_s: float = 1.0
 ) -> tuple[bool, float]:
     """Until the group's committed offsets equal the input end offsets and stay so for
-    `stable_s`; returns (drained, seconds waited)."""
+    `stable_s` (the load has stopped: nothing moves them after that but a late commit),
+    polled every DRAIN_POLL_S; returns (drained, seconds waited)."""
     started = time.monotonic()
     stable_since: float | None = None
+    probe = LagProbe(bootstrap, group)
 
     def drained() -> bool:
         nonlocal stable_since
-        remaining = lag(bootstrap, group)
+        remaining = probe.lag()
         now = time.monotonic()
         if remaining != 0:
             stable_since = None
@@ -88,5 +133,40 @@ def wait_drained(
         stable_since = stable_since if stable_since is not None else now
         return now - stable_since >= stable_s
 
-    done = wait_until(drained, timeout_s)
+    try:
+        done = wait_until(drained, timeout_s, interval_s=DRAIN_POLL_S)
+    finally:
+        probe.close()
     return done, round(time.monotonic() - started, 2)
+
+
+def remove_pod_members(bootstrap: str, group: str, pod: str) -> list[str]:
+    """The pod's static members leave the group at once, as a deliberately scaled-in
+    Kafka Streams app does (KIP-812: close with leaveGroup, an admin
+    removeMembersFromConsumerGroup of its instance ids). Without it, its partitions wait
+    for the session timeout. Returns the instance ids removed."""
+    from kafka.admin import MemberToRemove
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        members = admin.describe_groups([group]).get(group, {}).get("members") or []
+        ids = sorted({
+            str(i) for i in (m.get("group_instance_id") for m in members)
+            if i and (i == pod or str(i).startswith(f"{pod}-"))
+        })
+        if ids:
+            admin.remove_group_members(group, [MemberToRemove(group_instance_id=i)
+                                               for i in ids])
+        return ids
+    finally:
+        admin.close()
+
+
+class GroupMembers:
+    """faults.kinds.Group for the run's application."""
+
+    def __init__(self, bootstrap: str, group: str) -> None:
+        self.bootstrap, self.group = bootstrap, group
+
+    def leave(self, pod: str) -> list[str]:
+        return remove_pod_members(self.bootstrap, self.group, pod)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,24 @@ def run_profile(
     return kchaos(results, *args, *(["--bugs", bugs] if bugs else []))
 
 
+RunOf = Callable[[str, str | None], tuple[int, Path]]
+
+
+@pytest.fixture(scope="module")
+def run_of(tmp_path_factory: pytest.TempPathFactory, spark_url: str) -> RunOf:
+    """One run per (profile, bugs) for the module, each in a folder of its own: the repro
+    test replays the very run the KIP-406 detection test judged (a run less in CI)."""
+    runs: dict[tuple[str, str | None], tuple[int, Path]] = {}
+
+    def get(profile: str, bugs: str | None) -> tuple[int, Path]:
+        if (profile, bugs) not in runs:
+            folder = tmp_path_factory.mktemp(f"{profile}-{bugs or 'fixed'}")
+            runs[profile, bugs] = run_profile(folder, profile, bugs, spark_url)
+        return runs[profile, bugs]
+
+    return get
+
+
 def outcome(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "results.json").read_text())
 
@@ -79,10 +98,8 @@ def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("bug", PROFILES)
-def test_switch_is_caught_by_its_targeted_profile(
-    bug: str, tmp_path: Path, spark_url: str
-) -> None:
-    code, run_dir = run_profile(tmp_path, bug, bug, spark_url)
+def test_switch_is_caught_by_its_targeted_profile(bug: str, run_of: RunOf) -> None:
+    code, run_dir = run_of(bug, bug)
     result = outcome(run_dir)
     assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
     found = set(result["anomaly_counts"])
@@ -105,15 +122,16 @@ def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path, spark_url: 
     assert_nothing_left(run_dir)
 
 
-def test_repro_brings_the_anomaly_back(tmp_path: Path, spark_url: str) -> None:
-    code, original = run_profile(tmp_path, "KIP-406", "KIP-406", spark_url)
+def test_repro_brings_the_anomaly_back(run_of: RunOf, spark_url: str) -> None:
+    code, original = run_of("KIP-406", "KIP-406")
     assert code == 1
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "repro", str(original), "--times", "1"],
+        [sys.executable, "-m", "harness", "repro", str(original), "--times", "1",
+         "--spark-master", spark_url],
         capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
     assert "unavailable" in done.stdout and "1/1" in done.stdout
-    replays = [p for p in tmp_path.iterdir() if p.is_dir() and p != original]
+    replays = [p for p in original.parent.iterdir() if p.is_dir() and p != original]
     assert len(replays) == 1
     assert planned_steps(replays[0]) == planned_steps(original)

@@ -18,6 +18,7 @@ from faults.model import Step, Trigger
 from faults.observe import TraceWatcher
 from harness.platforms.local import LocalPlatform
 from harness.procs import ProcessRegistry
+from harness.run.topics import GroupMembers
 from harness.sut.base import PodSettings
 from harness.sut.python import PythonWorker
 from workloads.ledger.accounts import AccountsWriter
@@ -52,7 +53,8 @@ class Fleet:
         )
         self.platform = LocalPlatform(run_dir, self.registry, PythonWorker(), worker, node_count=2)
         self.watcher = TraceWatcher(self.platform, self.app)
-        self.ctx = FaultContext(self.platform, None, None, self.app)
+        self.ctx = FaultContext(self.platform, None, None, self.app,
+                                group=GroupMembers(bootstrap, self.app))
         self.sent = 0
 
     def produce(self, n: int) -> None:
@@ -196,3 +198,29 @@ def test_scale_out_adds_a_pod_and_heal_stops_it(fleet: Fleet) -> None:
     assert {p.name for p in fleet.platform.pods() if p.running} == {"pod-0", "pod-1"}
     fleet.heal("scale-out", target="pod-1")
     assert not fleet.platform.pod("pod-1").running
+
+
+def _instance_ids(fleet: Fleet) -> set[str]:
+    admin = KafkaAdminClient(bootstrap_servers=fleet.bootstrap)
+    try:
+        members = admin.describe_groups([fleet.app]).get(fleet.app, {}).get("members") or []
+    finally:
+        admin.close()
+    return {str(m.get("group_instance_id")) for m in members}
+
+
+def test_scale_in_leaves_the_group_and_stop_does_not(fleet: Fleet) -> None:
+    """A pod scaled in on purpose takes its static members out of the group at once; a
+    stopped one (a restart on its way) keeps them until its session times out."""
+    for pod, node in (("pod-0", "node-0"), ("pod-1", "node-1")):
+        fleet.platform.add_pod(pod, node)
+        fleet.wait_running(pod)
+    fleet.wait_for("both pods in the group", lambda: all(
+        any(i.startswith(f"{pod}-") for i in _instance_ids(fleet)) for pod in ("pod-0", "pod-1")))
+    fleet.apply("stop", target="pod-0")
+    assert any(i.startswith("pod-0-") for i in _instance_ids(fleet))
+    details = fleet.apply("scale-in", target="pod-1")
+    assert details["left_group"] and all(i.startswith("pod-1-") for i in details["left_group"])
+    ids = _instance_ids(fleet)
+    assert not any(i.startswith("pod-1-") for i in ids), ids
+    assert any(i.startswith("pod-0-") for i in ids), ids
