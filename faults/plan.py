@@ -274,10 +274,11 @@ def _kafka_7672(b: _Builder) -> dict[str, object]:
     deleted a directory of a task that left it (the spare joined and took it), however long
     the spare took to start and join (a loaded machine, a pod container); a fixed 4-6 s
     hold was missed at load 20 (the nightly of 2026-11-22). The fixed worker's cleaner
-    deletes the same directories, so it runs the same sequence. The spare is a static
-    member: its tasks come back only when its session ends (10 s after the scale-in), so
-    cycles are 22-26 s apart (one in a 30 s run); a spare scaled out before they came
-    back took them instead (seed 3 at load 13, missed)."""
+    deletes the same directories, so it runs the same sequence. Cycles are 22-26 s apart
+    (one in a 30 s run): a spare scaled out before the tasks came back took them instead
+    (seed 3 at load 13, missed). The spacing was set when a scaled-in spare's tasks came
+    back only at its session's end; a scale-in now leaves the group at once (KIP-812), so
+    it could be shorter, which nobody has measured yet."""
     for at in b.times(22, 26):
         b.add("scale-out", pod_name(b.spare), Trigger(at),
               heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=25, pod=pod_name(0)))
