@@ -16,7 +16,7 @@ from conftest import wait_until
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from worker_io import create_topics, inputs, outputs, verdict
 
-from workloads.ledger.contract import account_name
+from workloads.ledger.contract import STORES, account_name, changelog_topic
 
 pytestmark = pytest.mark.kafka
 ACCOUNTS = [account_name(i) for i in range(8)]
@@ -52,9 +52,14 @@ def test_redelivery_after_a_lost_output_re_emits_it(kafka_bootstrap, producer_fa
     pod = pods(t, "pod-a", guarantee="at_least_once").start()
     pod.wait_running()
     prod.events(ACCOUNTS, EVENTS)
-    # the window: the first event's dedup entry is in the changelog, its output is not
-    wait_until(lambda: _log_end(kafka_bootstrap, f"{t.app}-dedup-changelog") >= 1, 60,
-               "the first dedup entry in the changelog")
+    # The window: the first event's dedup entry and balance are in their changelogs, its
+    # output is not. Both changelogs, not the dedup one alone: a kill between the two
+    # changelog records is at-least-once's other gap (workloads/worker/README.md), which
+    # no ordering of the two closes and this test is not about.
+    for store in STORES:
+        topic = changelog_topic(t.app, store)
+        wait_until(lambda topic=topic: _log_end(kafka_bootstrap, topic) >= 1, 60,
+                   f"the first event's record in {topic}")
     pod.kill()
     _output_topic(kafka_bootstrap, t.output, create=True)
     again = pods(t, "pod-a", guarantee="at_least_once").start()
