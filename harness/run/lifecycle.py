@@ -35,7 +35,7 @@ from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
 from harness.run.statedir import StateDirWatcher
-from harness.run.topics import GroupMembers, create_topics, lag, wait_drained
+from harness.run.topics import GroupMembers, LagProbe, create_topics, wait_drained
 from harness.run.traffic import LoadClient
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
@@ -80,7 +80,6 @@ class Run:
         self.history = History(self.run_dir)
         self.progress = Progress(faults_planned=len(self.plan.steps), pods=config.pods)
         self.timings: dict[str, Any] = {}
-        self.setup_parts: dict[str, float] = {}  # setup's own phases, for bench/bench_run.py
         self.info = runinfo.initial(self.run_dir, config, self.plan)
         self.placement: Placement | None = None
         self.platform: Platform | None = None
@@ -140,12 +139,12 @@ class Run:
     def _setup(self) -> str:
         c = self.config
         mark = time.monotonic()
+        parts = self.timings.setdefault("setup_parts", {})  # setup's phases: bench_run.py
 
         def part(name: str) -> None:
             nonlocal mark
             now = time.monotonic()
-            self.setup_parts[f"{name}_s"] = round(now - mark, 2)
-            self.timings["setup_parts"] = self.setup_parts
+            parts[f"{name}_s"] = round(now - mark, 2)
             mark = now
 
         self.sut.prepare()
@@ -242,13 +241,17 @@ class Run:
 
     def _watch_load(self, bootstrap: str, client: LoadClient, stop: threading.Event) -> None:
         last_lag = 0.0
-        while not stop.wait(0.5):
-            self._watch_deaths()
-            self._count(client)
-            if time.monotonic() - last_lag > 3:
-                self.progress.lag = lag(bootstrap, self.config.application_id)
-                last_lag = time.monotonic()
-            self._sink(self.progress)
+        probe = LagProbe(bootstrap, self.config.application_id)
+        try:
+            while not stop.wait(0.5):
+                self._watch_deaths()
+                self._count(client)
+                if time.monotonic() - last_lag > 3:
+                    self.progress.lag = probe.lag()
+                    last_lag = time.monotonic()
+                self._sink(self.progress)
+        finally:
+            probe.close()
 
     def _count(self, client: LoadClient) -> None:
         assert self.platform is not None and self.nemesis is not None

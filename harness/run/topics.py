@@ -33,23 +33,23 @@ def create_topics(bootstrap: str, partitions: int, replication: int) -> None:
         admin.close()
 
 
+def _ends(consumer: KafkaConsumer, topic: str) -> dict[int, int]:
+    partitions = consumer.partitions_for_topic(topic) or set()
+    tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+    return {tp.partition: offset for tp, offset in consumer.end_offsets(tps).items()}
+
+
+def _committed(admin: KafkaAdminClient, group: str, topic: str) -> dict[int, int]:
+    offsets = admin.list_group_offsets(group).get(group, {})
+    return {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topic}
+
+
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, request_timeout_ms=30000)
     try:
-        partitions = consumer.partitions_for_topic(topic) or set()
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
-        return {tp.partition: offset for tp, offset in consumer.end_offsets(tps).items()}
+        return _ends(consumer, topic)
     finally:
         consumer.close()
-
-
-def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
-    try:
-        offsets = admin.list_group_offsets(group).get(group, {})
-        return {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topic}
-    finally:
-        admin.close()
 
 
 def delete_records_before(bootstrap: str, topic: str, partition: int, offset: int) -> None:
@@ -60,23 +60,14 @@ def delete_records_before(bootstrap: str, topic: str, partition: int, offset: in
         admin.close()
 
 
-def lag(bootstrap: str, group: str) -> int | None:
-    """Input records not yet committed by the group (None if the cluster did not answer)."""
-    try:
-        ends = end_offsets(bootstrap, INPUT_TOPIC)
-        committed = committed_offsets(bootstrap, group, INPUT_TOPIC)
-    except Exception:
-        return None
-    return _lag(ends, committed)
-
-
 def _lag(ends: dict[int, int], committed: dict[int, int]) -> int:
     return sum(max(0, end - committed.get(p, 0)) for p, end in ends.items())
 
 
 class LagProbe:
-    """`lag` with one consumer and one admin client kept open: the drain polls it several
-    times a second, and a new client costs a connection and a metadata round each."""
+    """Input records not yet committed by the group, with one consumer and one admin
+    client kept open: the drain polls it several times a second and the load's progress
+    every few seconds, and a new client costs a connection and a metadata round each."""
 
     def __init__(self, bootstrap: str, group: str) -> None:
         self.bootstrap, self.group = bootstrap, group
@@ -84,6 +75,7 @@ class LagProbe:
         self._admin: KafkaAdminClient | None = None
 
     def lag(self) -> int | None:
+        """None if the cluster did not answer."""
         try:
             if self._consumer is None:
                 self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap,
@@ -91,12 +83,8 @@ class LagProbe:
             if self._admin is None:
                 self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap,
                                                request_timeout_ms=30000)
-            partitions = self._consumer.partitions_for_topic(INPUT_TOPIC) or set()
-            tps = [TopicPartition(INPUT_TOPIC, p) for p in sorted(partitions)]
-            ends = {tp.partition: o for tp, o in self._consumer.end_offsets(tps).items()}
-            offsets = self._admin.list_group_offsets(self.group).get(self.group, {})
-            committed = {tp.partition: m.offset for tp, m in offsets.items()
-                         if tp.topic == INPUT_TOPIC}
+            ends = _ends(self._consumer, INPUT_TOPIC)
+            committed = _committed(self._admin, self.group, INPUT_TOPIC)
         except Exception:
             self.close()  # a broker restarted or moved: reconnect on the next poll
             return None
