@@ -42,11 +42,19 @@ def _advance(nemesis: Nemesis, clock: Clock, seconds: float) -> None:
     nemesis.tick()
 
 
-def test_a_heal_waits_for_its_condition_on_another_pod(tmp_path: Path) -> None:
+def _spare_healed_when_cleaned(
+    tmp_path: Path, timeout_s: float
+) -> tuple[RecordingPlatform, Clock, Nemesis]:
+    """pod-1 scaled out at 1 s, scaled in once pod-0's cleaner deleted (after a 2 s hold)."""
     platform, clock = RecordingPlatform(tmp_path, ["pod-0"]), Clock()
-    heal = Trigger(2.0, "cleaner-deleted", timeout_s=25, pod="pod-0")
+    heal = Trigger(2.0, "cleaner-deleted", timeout_s=timeout_s, pod="pod-0")
     nemesis = _nemesis(platform, clock, Step(0, "scale-out", "pod-1", Trigger(1.0),
                                              heal_when=heal))
+    return platform, clock, nemesis
+
+
+def test_a_heal_waits_for_its_condition_on_another_pod(tmp_path: Path) -> None:
+    platform, clock, nemesis = _spare_healed_when_cleaned(tmp_path, timeout_s=25)
     _advance(nemesis, clock, 1.0)
     assert platform.calls == [("add", "pod-1")]
     _trace(platform, "pod-0", clock, event="cleaner-delete", task="0_1")  # before the hold
@@ -65,10 +73,7 @@ def test_a_heal_waits_for_its_condition_on_another_pod(tmp_path: Path) -> None:
 
 
 def test_a_heal_whose_condition_never_holds_comes_at_its_timeout(tmp_path: Path) -> None:
-    platform, clock = RecordingPlatform(tmp_path, ["pod-0"]), Clock()
-    heal = Trigger(2.0, "cleaner-deleted", timeout_s=5, pod="pod-0")
-    nemesis = _nemesis(platform, clock, Step(0, "scale-out", "pod-1", Trigger(1.0),
-                                             heal_when=heal))
+    platform, clock, nemesis = _spare_healed_when_cleaned(tmp_path, timeout_s=5)
     _advance(nemesis, clock, 1.0)
     _advance(nemesis, clock, 6.9)
     assert platform.calls == [("add", "pod-1")]
