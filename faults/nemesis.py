@@ -34,7 +34,6 @@ class StepOutcome:
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     heal_condition_met: bool | None = None
-    applied_ns: int | None = None  # wall clock: a heal_when condition counts from it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -176,8 +175,9 @@ class Nemesis:
         step, applied_at = outcome.step, outcome.applied_at_s or 0.0
         if step.heal_when is None:
             return self.elapsed() >= applied_at + (step.heal_after_s or 0.0)
-        met = self._fires(step.heal_when, step.target, applied_at,
-                          outcome.applied_ns or self._start_ns)
+        # A heal_when counts from the application, on the wall clock the traces carry.
+        applied_ns = self._start_ns + int(applied_at * 1e9)
+        met = self._fires(step.heal_when, step.target, applied_at, applied_ns)
         if met is None:
             return False
         if step.heal_when.condition is not None:
@@ -188,7 +188,6 @@ class Nemesis:
         step = outcome.step
         kind = FAULT_KINDS[step.fault]
         outcome.applied_at_s = round(self.elapsed(), 3)
-        outcome.applied_ns = self._start_ns + int(outcome.applied_at_s * 1e9)
         try:
             outcome.details = kind.apply(self.ctx, step)
             outcome.status = "applied"
