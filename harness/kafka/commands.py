@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import threading
 import time
 from pathlib import Path
 
@@ -29,8 +28,9 @@ def up(results_dir: Path, brokers: int) -> int:
     run_dir = new_run_dir(results_dir, f"kafka-{brokers}")
     registry = ProcessRegistry(run_dir)
     cluster = KafkaCluster(run_dir, registry, size=brokers)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # SIGTERM stops it as Ctrl-C does: a handler that set a threading.Event could wait
+    # forever for the event's lock, held by this very thread inside the event's wait().
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         started = time.monotonic()
         with err.status(f"starting {brokers} Kafka node(s) in {run_dir}"):
@@ -40,8 +40,8 @@ def up(results_dir: Path, brokers: int) -> int:
             f"bootstrap [bold]{cluster.bootstrap}[/]  (Ctrl-C stops it)"
         )
         out.print(cluster.bootstrap, highlight=False, soft_wrap=True, markup=False)
-        while not stop.wait(0.5):
-            pass
+        while True:
+            time.sleep(3600)
     except KeyboardInterrupt:
         pass
     finally:

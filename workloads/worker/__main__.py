@@ -27,8 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(os.environ.get("KCHAOS_KAFKA_LOG_LEVEL", "WARNING"))
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` dumps every thread's stack
     app = StreamsApp(cfg)
-    signal.signal(signal.SIGTERM, lambda *_: app.request_stop())
-    signal.signal(signal.SIGINT, lambda *_: app.request_stop())
+    signal.signal(signal.SIGTERM, lambda *_: app.stop_on_signal())
+    signal.signal(signal.SIGINT, lambda *_: app.stop_on_signal())
     try:
         return app.run()
     except Exception as e:

@@ -126,9 +126,14 @@ class StreamsApp:
                 return True
         return False
 
-    def request_stop(self) -> None:
+    def stop_on_signal(self) -> None:
+        """What SIGTERM and SIGINT do. A Python signal handler runs in the main thread
+        between two bytecodes, possibly inside `_wake.wait()` or `_wake.clear()` while that
+        thread holds the event's lock: `_wake.set()` there waits for itself forever (a
+        scaled-in pod ignored SIGTERM until its SIGKILL 30 s later). So the handler only
+        sets `stop_requested`, whose lock the main thread never takes; the main loop sees
+        it within its 0.5 s wait."""
         self.stop_requested.set()
-        self._wake.set()
 
     def _stop_threads(self) -> None:
         for t in self.threads:
