@@ -19,7 +19,7 @@ from checker.coverage import coverage_section
 from checker.frames import Frames, load_frames
 from checker.meta import Meta, load_meta
 from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
-from checker.session import shuffle_partitions_for, start_spark
+from checker.session import session_settings_for, start_spark
 
 RESULTS_FILE = "results.json"
 
@@ -118,9 +118,11 @@ def check_history(
         if own:
             spark = start_spark(spark_master)
         figures["spark_start_s"] = round(time.perf_counter() - t, 3)
-        partitions = shuffle_partitions_for(history_bytes(history_dir))
-        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
-        figures["shuffle_partitions"] = partitions
+        settings = session_settings_for(history_bytes(history_dir))
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        figures["shuffle_partitions"] = int(settings["spark.sql.shuffle.partitions"])
+        figures["adaptive"] = settings["spark.sql.adaptive.enabled"] == "true"
         t = time.perf_counter()
         frames = load_frames(spark, history_dir)
         events = frames.persist()

@@ -38,6 +38,10 @@ DEFAULT_SHUFFLE_PARTITIONS = 16
 # instead of 16 took 40% less JVM CPU to check a 60 s run (PERF notes in README).
 BYTES_PER_SHUFFLE_PARTITION = 8 * 2**20
 MIN_SHUFFLE_PARTITIONS = 2
+# Below this, adaptive execution costs more than it finds: it runs every shuffle and
+# broadcast as a job of its own and re-plans after each (a 60 s run's stale-checkpoint:
+# 14 jobs adaptive, 6 not). Nothing in a history that small is skewed or needs coalescing.
+ADAPTIVE_MIN_BYTES = 64 * 2**20
 
 
 def _log_config() -> Path:
@@ -81,6 +85,23 @@ def shuffle_partitions_for(history_bytes: int) -> int:
         return int(os.environ["KCHAOS_SHUFFLE_PARTITIONS"])
     wanted = -(-history_bytes // BYTES_PER_SHUFFLE_PARTITION)
     return max(MIN_SHUFFLE_PARTITIONS, min(DEFAULT_SHUFFLE_PARTITIONS, wanted))
+
+
+def adaptive_for(history_bytes: int) -> bool:
+    """Adaptive execution for a history of this size; KCHAOS_ADAPTIVE (true/false) wins."""
+    given = os.environ.get("KCHAOS_ADAPTIVE", "").strip().lower()
+    if given in ("true", "false"):
+        return given == "true"
+    return history_bytes >= ADAPTIVE_MIN_BYTES
+
+
+def session_settings_for(history_bytes: int) -> dict[str, str]:
+    """The SQL settings one check sets on its session (a shared server's too): sized for
+    the history at hand, not for the largest one the server may see."""
+    return {
+        "spark.sql.shuffle.partitions": str(shuffle_partitions_for(history_bytes)),
+        "spark.sql.adaptive.enabled": str(adaptive_for(history_bytes)).lower(),
+    }
 
 
 def is_connect_url(master: str | None) -> bool:

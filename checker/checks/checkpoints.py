@@ -13,6 +13,8 @@ follow commits, the store has the WAL), so the check does not apply there.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -25,6 +27,12 @@ from checker.model import MAX_EXAMPLES, CheckResult
 PRESENT = ("checkpoint-write", "checkpoint-read")
 ABSENT = ("checkpoint-delete", "wipe", "cleaner-delete")
 CONTEXT_EVENTS = (*PRESENT, *ABSENT, "task-init", "restore-start", "restore-end", "task-running")
+DIGEST_ORDER = ("ts_ns", "pod", "pid", "task", "store")
+
+
+def _nulls_first(value: Any) -> tuple[bool, Any]:
+    """A sort key ordering like Spark's ascending orderBy: nulls first."""
+    return (value is not None, value)
 
 
 def running_with_checkpoint(frames: Frames) -> DataFrame:
@@ -69,20 +77,23 @@ def _task_events(frames: Frames, keys: list[tuple[str, int, str]]) -> list[list[
 def stale_checkpoint(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     if not meta.exactly_once:
         return CheckResult(valid=True, note=f"not applicable under {meta.guarantee!r}")
-    digests = stale_inits(frames).drop("_init").orderBy("ts_ns", "pod", "pid", "task", "store")
-    running = running_with_checkpoint(frames).orderBy("ts_ns", "pod", "pid", "task")
-    n_digest = digests.count()
-    n_running = running.count()
+    # Both shapes are few (at most one row per task init or task-running trace): each is
+    # collected whole, one job apiece, and counted and ordered here.
+    digests = sorted(
+        ({k: v for k, v in row_dict(r).items() if k != "_init"} for r in stale_inits(frames)),
+        key=lambda d: tuple(_nulls_first(d[c]) for c in DIGEST_ORDER),
+    )
+    running = running_with_checkpoint(frames).orderBy("ts_ns", "pod", "pid", "task").collect()
+    n_digest = len(digests)
+    n_running = len(running)
     count = n_digest + n_running
     if count == 0:
         return CheckResult(valid=True)
     # Both shapes get room in the examples when both occur.
-    d_rows = [
-        {"kind": "digest-mismatch", **row_dict(r)} for r in digests.limit(MAX_EXAMPLES).collect()
-    ]
+    d_rows = [{"kind": "digest-mismatch", **d} for d in digests[:MAX_EXAMPLES]]
     r_rows = [
         {"kind": "checkpoint-while-running", **row_dict(r), "file_op": parse_json(r["file_op"])}
-        for r in running.limit(MAX_EXAMPLES).collect()
+        for r in running[:MAX_EXAMPLES]
     ]
     keep_r = min(len(r_rows), max(MAX_EXAMPLES - len(d_rows), MAX_EXAMPLES // 2))
     found = d_rows[: MAX_EXAMPLES - keep_r] + r_rows[:keep_r]

@@ -18,7 +18,7 @@ running sum of per-record digest deltas over just their store partitions.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from checker.frames import Frames, trace_field
@@ -146,13 +146,20 @@ def ahead_on_committed_prefix(frames: Frames, suspects: DataFrame) -> DataFrame:
     )
 
 
-def stale_inits(frames: Frames) -> DataFrame:
-    """Inits whose store is no committed prefix of its changelog reaching the checkpoint.
-    Collected and re-parallelised in between: the second pass is only for the few
-    suspects and must not re-run the first."""
-    init = inits(frames)
-    suspects = exact_mismatches(frames, init).localCheckpoint(eager=True)
-    if suspects.isEmpty():
-        return suspects
-    fine = ahead_on_committed_prefix(frames, suspects).select("_init")
-    return suspects.join(fine, "_init", "left_anti")
+def stale_inits(frames: Frames) -> list[Row]:
+    """Inits whose store is no committed prefix of its changelog reaching the checkpoint,
+    as rows (one per init: few). The exact pass is collected, and only its suspects go
+    back to Spark (a local relation) for the second pass: one job when nothing is stale
+    (a checkpoint or a count would each be another), and the first pass never re-runs."""
+    suspects = exact_mismatches(frames, inits(frames))
+    rows = suspects.collect()
+    if not rows:
+        return []
+    spark = suspects.sparkSession
+    fine = {
+        r["_init"]
+        for r in ahead_on_committed_prefix(frames, spark.createDataFrame(rows, suspects.schema))
+        .select("_init")
+        .collect()
+    }
+    return [r for r in rows if r["_init"] not in fine]

@@ -16,8 +16,10 @@ from test_checker_standalone import _broken_history, _comparable
 
 from checker.check import check_history
 from checker.session import (
+    ADAPTIVE_MIN_BYTES,
     DEFAULT_SHUFFLE_PARTITIONS,
     MIN_SHUFFLE_PARTITIONS,
+    session_settings_for,
     shuffle_partitions_for,
 )
 from checker.spark_server import SparkConnectServer, SparkServerError
@@ -33,6 +35,17 @@ def test_shuffle_partitions_grow_with_the_history(monkeypatch: pytest.MonkeyPatc
     assert shuffle_partitions_for(10 * 2**30) == DEFAULT_SHUFFLE_PARTITIONS
     monkeypatch.setenv("KCHAOS_SHUFFLE_PARTITIONS", "7")
     assert shuffle_partitions_for(500_000) == 7
+
+
+def test_adaptive_execution_only_for_large_histories(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KCHAOS_ADAPTIVE", raising=False)
+    monkeypatch.delenv("KCHAOS_SHUFFLE_PARTITIONS", raising=False)
+    small = session_settings_for(500_000)  # a 60 s run: every shuffle a job of its own
+    assert small["spark.sql.adaptive.enabled"] == "false"
+    assert small["spark.sql.shuffle.partitions"] == str(MIN_SHUFFLE_PARTITIONS)
+    assert session_settings_for(ADAPTIVE_MIN_BYTES)["spark.sql.adaptive.enabled"] == "true"
+    monkeypatch.setenv("KCHAOS_ADAPTIVE", "true")
+    assert session_settings_for(500_000)["spark.sql.adaptive.enabled"] == "true"
 
 
 def test_a_given_spark_master_wins_over_the_shared_server(tmp_path: Path) -> None:
