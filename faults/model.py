@@ -22,6 +22,7 @@ CONDITIONS = (
     "contended",  # any pod: a standby failed to take its task-directory lock since armed
     "cleaned",  # any pod: the cleaner deleted the directory of such a standby since armed
     "cleaner-deleted",  # the pod's cleaner deleted `count` task directories since armed
+    "standby-elsewhere",  # a task RUNNING in the pod has a standby in another live pod
 )
 
 

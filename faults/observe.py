@@ -62,6 +62,35 @@ class TraceWatcher:
                 running.discard(str(event.get("task")))
         return running
 
+    def standby_tasks(self, pod: str) -> set[str]:
+        """Standbys of the pod's current process: each thread's latest assignment."""
+        events = self.events(pod)
+        if not events:
+            return set()
+        pid = events[-1].get("pid")
+        latest: dict[object, list[str]] = {}
+        for event in events:
+            if event.get("pid") == pid and event.get("event") == "assigned":
+                latest[event.get("thread")] = [str(t) for t in event.get("standby") or []]
+        return {task for tasks in latest.values() for task in tasks}
+
+    def standby_elsewhere(self, pod: str) -> bool:
+        """A task RUNNING in the pod has a standby in another pod that runs and is not
+        paused: crashed now, the pod's task can fail over to that warm copy. The pod itself
+        must run (its last process's trace says nothing once it is down or paused)."""
+        target = self.platform.pod(pod)
+        if not target.running or target.paused:
+            return False
+        running = self.running_tasks(pod)
+        if not running:
+            return False
+        for other in self.platform.pods():
+            if other.name == pod or not other.running or other.paused:
+                continue
+            if running & self.standby_tasks(other.name):
+                return True
+        return False
+
     def checkpoint_in_running(self, pod: str) -> bool:
         app_dir = self.platform.volume(pod) / self.application_id
         return any((app_dir / task / ".checkpoint").exists() for task in self.running_tasks(pod))
@@ -141,6 +170,8 @@ class TraceWatcher:
             return self.flushed_in_transaction(pod)
         if condition == "all-flushed-in-txn":
             return self.flushed_in_transaction(pod, every_store=True)
+        if condition == "standby-elsewhere":
+            return self.standby_elsewhere(pod)
         if condition == "cleaner-deleted":
             return self.cleaner_deleted(pod, since_ns) >= count
         if condition == "contended":

@@ -1,7 +1,8 @@
 """Windows that follow the system: a heal that waits for a condition (`heal_when`), a
 trigger that reads another pod's trace (`Trigger.pod`), and the conditions the targeted
-profiles wait for (`all-flushed-in-txn`, `cleaner-deleted`). A clock moved by hand and
-trace files written by the test: no thread, no sleep."""
+profiles and `all` wait for (`all-flushed-in-txn`, `cleaner-deleted`,
+`standby-elsewhere`). A clock moved by hand and trace files written by the test: no
+thread, no sleep."""
 
 from __future__ import annotations
 
@@ -132,6 +133,30 @@ def test_all_flushed_in_txn_needs_every_store_flushed_since_the_last_commit(
         out.write(json.dumps({"pid": 1, "event": "txn-commit", "ts_ns": commit_ns + 20})
                   + "\n")
     assert not watcher.holds("all-flushed-in-txn", "pod-0", 0, 1)
+
+
+def test_standby_elsewhere_needs_a_live_pod_whose_latest_assignment_holds_the_standby(
+    tmp_path: Path,
+) -> None:
+    """`all`'s crash waits for it: a task running in the crashed pod can only be promoted
+    by a standby in a pod that runs, is not paused, and still holds that standby."""
+    platform, clock = RecordingPlatform(tmp_path, ["pod-0", "pod-1"]), Clock()
+    watcher = TraceWatcher(platform, "app")
+    _trace(platform, "pod-0", clock, event="assigned", thread="T1", active=["0_0"], standby=[])
+    _trace(platform, "pod-0", clock, event="task-running", task="0_0")
+    assert not watcher.holds("standby-elsewhere", "pod-0", 0, 1), "pod-1 has no standby yet"
+    _trace(platform, "pod-1", clock, event="assigned", thread="T1", active=["0_1"],
+           standby=["0_0"])
+    assert watcher.holds("standby-elsewhere", "pod-0", 0, 1)
+    platform.pod("pod-1").paused = True
+    assert not watcher.holds("standby-elsewhere", "pod-0", 0, 1), "a paused pod promotes nothing"
+    platform.pod("pod-1").paused = False
+    _trace(platform, "pod-1", clock, event="assigned", thread="T1", active=["0_1"], standby=[])
+    assert not watcher.holds("standby-elsewhere", "pod-0", 0, 1), "the standby moved away"
+    _trace(platform, "pod-1", clock, event="assigned", thread="T2", active=[], standby=["0_0"])
+    assert watcher.holds("standby-elsewhere", "pod-0", 0, 1), "another thread holds it"
+    _trace(platform, "pod-0", clock, event="revoked", thread="T1", tasks=["0_0"])
+    assert not watcher.holds("standby-elsewhere", "pod-0", 0, 1), "nothing runs in pod-0"
 
 
 def test_optional_fields_round_trip_and_are_left_out_when_unset() -> None:

@@ -64,14 +64,16 @@ class StreamTask:
             return False  # another thread still closes it; retried every loop
         self.sdir.task_dir(self.task)
         ckpt = self.sm.read_checkpoint()
-        starts = self.sm.initialize(ckpt, delete_after_read=self.cfg.eos)
+        self._restore_from(reader, self.sm.initialize(ckpt, delete_after_read=self.cfg.eos))
+        return True
+
+    def _restore_from(self, reader: ChangelogReader, starts: dict[str, int]) -> None:
         for store in self.sm.logged:
             tp = TopicPartition(*self.sm.tp(store))
             reader.register(
                 self.task, store, tp, starts[store], self._restorer(store), active=True
             )
         self.state = RESTORING
-        return True
 
     def _restorer(self, store: str) -> Callable[[list[ConsumerRecord]], None]:
         kv = self.sm.stores[store]
@@ -167,14 +169,21 @@ class StreamTask:
         if self.state == RUNNING:
             self.state = SUSPENDED
 
-    def resume(self) -> None:
+    def resume(self, reader: ChangelogReader) -> None:
+        """Assigned again after a suspend. The task may have run elsewhere meanwhile: a
+        member paused past its session is told "revoked", not "lost", by kafka-python
+        when it comes back, and can get the task back from the member that took it over.
+        As Kafka Streams' resume (SUSPENDED -> RESTORING), restore what the changelogs
+        gained since the store's offsets, then run (task-running, as after any restore).
+        Resuming straight to RUNNING ran a stale store: a fixed-worker run re-processed
+        250 events another pod had committed (duplicate-output 241)."""
         if self.cfg.eos:
             # KAFKA-10362: the suspend checkpoint is not valid once the task writes again.
             self.sm.delete_checkpoint("resume")
-        self.state = RUNNING
-        # Traced like a restored task's start: a checkpoint left behind on resume is then
-        # seen by stale-checkpoint (a file present at task-running).
-        self.tracer.emit(self.thread, "task-running", task=self.task, resumed=True)
+        reader.unregister(self.changelog_tps())
+        self._restore_from(reader, {store: 0 if off is None else off + 1
+                                    for store, off in self.sm.offsets.items()
+                                    if store in self.sm.logged})
 
     def close(self, reader: ChangelogReader, clean: bool) -> None:
         if self.state == CLOSED:

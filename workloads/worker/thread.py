@@ -168,9 +168,12 @@ class StreamThread(threading.Thread):
         if self._lost:
             self._lost = False
             self._close_dirty()
+        rewound: set[TopicPartition] = set()
         if self._pending is not None:
-            self._apply_assignment()
+            rewound = self._apply_assignment()
         for tp, records in batches.items():
+            if tp in rewound:  # fetched from the position before the rebalance
+                continue
             task = self.tm.active.get(task_id(tp.partition))
             if task is not None and task.state != "SUSPENDED":
                 task.queue.extend(records)
@@ -267,14 +270,28 @@ class StreamThread(threading.Thread):
             self.cfg, f"{self.cfg.instance_id}-{self.tname}", member_id
         )
 
-    def _apply_assignment(self) -> None:
+    def _apply_assignment(self) -> set[TopicPartition]:
+        """Returns the input partitions read again from their committed offsets."""
         assigned, self._pending = self._pending or set(), None
         self._assigned_once = True
         active = {task_id(tp.partition) for tp in assigned}
         standby = set(self.assignor.standby_tasks) - active
         self.tracer.emit(self.tname, "assigned", active=sorted(active), standby=sorted(standby))
-        for task in self.tm.handle_assignment(active, standby):
-            self.consumer.resume(task.input_tp)
+        resumed = {task.input_tp for task in self.tm.handle_assignment(active, standby)}
+        self._rewind(resumed)
+        return resumed
+
+    def _rewind(self, tps: set[TopicPartition]) -> None:
+        """Position the partitions at their committed offsets. kafka-python keeps a
+        partition's position and fetched records across an eager rebalance that assigns
+        it again (Java's consumer clears the assignment on revocation), and another member
+        may have moved the committed offset meanwhile."""
+        for tp in tps:
+            committed = self.consumer.committed(tp)
+            if committed is None:
+                self.consumer.seek_to_beginning(tp)
+            else:
+                self.consumer.seek(tp, committed)
 
     def _process(self) -> None:
         for task in self.tm.running():
@@ -362,12 +379,7 @@ class StreamThread(threading.Thread):
         self.tracer.emit(self.tname, "task-migrated", error=type(error).__name__)
         self._close_dirty(renew_producer)
         assigned = set(self.consumer.assignment())
-        for tp in assigned:
-            committed = self.consumer.committed(tp)
-            if committed is None:
-                self.consumer.seek_to_beginning(tp)
-            else:
-                self.consumer.seek(tp, committed)
+        self._rewind(assigned)
         if assigned:
             self.consumer.pause(*assigned)
         self._pending = assigned

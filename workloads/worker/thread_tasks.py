@@ -37,8 +37,9 @@ class TaskManager:
     # -- assignment ------------------------------------------------------------------
 
     def handle_assignment(self, active: set[str], standby: set[str]) -> list[StreamTask]:
-        """Close what left, resume what came back, create what is new. Returns the tasks
-        that are RUNNING right away (resumed), whose input partitions can be resumed."""
+        """Close what left, resume what came back, create what is new. Returns the
+        resumed tasks (restoring again), whose input the thread reads again from the
+        committed offsets."""
         for t in sorted(set(self.active) - active):
             self.active.pop(t).close(self.reader, clean=True)
         for t in sorted(set(self.standby) - standby):
@@ -47,7 +48,7 @@ class TaskManager:
         for t in sorted(active):
             task = self.active.get(t)
             if task is not None and task.state == SUSPENDED:
-                task.resume()
+                task.resume(self.reader)
                 resumed.append(task)
             elif task is None:
                 if t in self.standby:  # promoted in the same thread: hand the state over
