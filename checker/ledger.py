@@ -25,7 +25,9 @@ Cost: committed input and output records are shuffled once, together, by account
 hash aggregation per (account, event id) finds each event's first occurrence and first
 output (positions packed into longs so min/min_by stay hash-based), and one sort per
 account orders first occurrences for the running sum. Window functions over every record
-and joins between input and output cost about three times as much.
+and joins between input and output cost about three times as much. Columns are named by
+F.col, not df["name"] or groupBy("name"): through Spark Connect those ask the server for
+the schema (checks/digests.py).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def _limit(offsets: DataFrame) -> DataFrame:
 def committed_input(input_: DataFrame, offsets: DataFrame) -> DataFrame:
     limit = _limit(offsets)
     return (
-        input_.join(limit, input_["partition"] == limit["_cp"])
+        input_.join(limit, F.col("partition") == F.col("_cp"))
         .where(F.col("offset") < F.col("_committed"))
         .drop("_cp", "_committed")
     )
@@ -59,7 +61,7 @@ def committed_input(input_: DataFrame, offsets: DataFrame) -> DataFrame:
 def committed_output(output: DataFrame, offsets: DataFrame) -> DataFrame:
     limit = _limit(offsets)
     return (
-        output.join(limit, output["in_partition"] == limit["_cp"])
+        output.join(limit, F.col("in_partition") == F.col("_cp"))
         .where(F.col("in_offset") < F.col("_committed"))
         .drop("_cp", "_committed")
     )
@@ -109,7 +111,7 @@ def events_view(input_: DataFrame, output: DataFrame, offsets: DataFrame) -> Dat
     grouped = (
         ins.unionByName(outs)
         .repartition(n, "account")
-        .groupBy("account", "event_id")
+        .groupBy(F.col("account"), F.col("event_id"))
         .agg(
             F.min("_in").alias("_first"),
             F.count("_in").alias("occurrences"),

@@ -47,9 +47,10 @@ def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult
         & (F.col("in_offset") == F.col("offset"))
     )
     g = F.col("global_version")
-    stale_when = (outs["account"] == acc["_a"]) & (
-        (g.isNull() & (acc["_ts"] < outs["sent_ms"]))
-        | ((acc["_ts"] + F.lit(bound_ms) < outs["sent_ms"]) & (acc["_v"] > g))
+    # F.col, not outs["..."]: through Spark Connect that asks the server for the schema.
+    sent, ts = F.col("sent_ms"), F.col("_ts")
+    stale_when = (F.col("account") == F.col("_a")) & (
+        (g.isNull() & (ts < sent)) | ((ts + F.lit(bound_ms) < sent) & (F.col("_v") > g))
     )
     # A semi join: the accounts side is small (one row per version), the outputs are not.
     stale = outs.join(acc, stale_when, "left_semi")
