@@ -10,8 +10,10 @@ or a run folder's. Pass 1 is cold (JIT, first reads); the last pass is the warm 
 A check with many jobs re-reads what another already computed; a stage count far above
 its job count is a plan with many shuffles. `--baseline REV` also imports the checker of
 git revision REV (its checks and its session settings) and alternates the two, pass by
-pass, on the same Spark: before and after under the same load. The DuckDB floor is
-printed beside it.
+pass, on the same Spark: before and after under the same load. `--connect` runs each
+pass as a nightly's run is checked instead: check_history on a session of one Spark
+Connect server (wall, load and checks seconds; no job counts through Connect). The DuckDB
+floor is printed beside it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from checker_history import OUT, ensure_history  # noqa: E402
 
 CHECKER_MODULES = ("checker.check", "checker.checks", "checker.frames", "checker.meta",
-                   "checker.session")
+                   "checker.session", "checker.spark_server")
 
 
 def import_checker(root: Path) -> SimpleNamespace:
@@ -144,6 +146,29 @@ def duckdb_floor(history: Path) -> float:
     return time.perf_counter() - t
 
 
+def connect_passes(history: Path, versions: dict[str, SimpleNamespace], passes: int) -> None:
+    """check_history of each version on one Spark Connect server, alternating."""
+    from pyspark.sql import SparkSession
+
+    log = OUT.parent / "profile-spark-connect.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with versions["this tree"].spark_server.SparkConnectServer(log) as server:
+        for n in range(1, passes + 1):
+            for label, code in versions.items():
+                spark = SparkSession.builder.remote(server.url).getOrCreate()
+                # the server's default, which a checker from before session_settings_for
+                # left alone (the other version may have turned it off in this session)
+                spark.conf.set("spark.sql.adaptive.enabled", "true")
+                t = time.perf_counter()
+                doc = code.check.check_history(history, server.url, spark=spark)
+                f = doc["figures"]
+                print(f"pass {n}, {label}: wall {time.perf_counter() - t:.1f} s (load "
+                      f"{f.get('load_s', 0):.2f}, checks {sum(f.get('check_s', {}).values()):.2f}"
+                      f"), verdict {doc['verdict']}, load average {os.getloadavg()[0]:.1f}")
+                print("  " + ", ".join(f"{k} {v:.2f}" for k, v in f.get("check_s", {}).items()),
+                      flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=1_000_000)
@@ -151,12 +176,18 @@ def main() -> int:
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--baseline", metavar="REV", default=None,
                     help="also profile the checker of this git revision, pass by pass")
+    ap.add_argument("--connect", action="store_true",
+                    help="check through one Spark Connect server, as a nightly does")
     args = ap.parse_args()
     history = (args.run / "history") if args.run else ensure_history(args.size, False) / "history"
     versions = {"this tree": import_checker(REPO)}
     if args.baseline:
         versions = {f"baseline {args.baseline}": import_checker(baseline_tree(args.baseline)),
                     **versions}
+    if args.connect:
+        connect_passes(history, versions, args.passes)
+        print(f"DuckDB floor (lost/duplicate join): {duckdb_floor(history):.2f} s")
+        return 0
     spark = versions["this tree"].session.start_spark(app_name="kchaos-bench-profile")
     last: dict[str, dict[str, Any]] = {}
     try:
