@@ -23,6 +23,7 @@ CONDITIONS = (
     "cleaned",  # any pod: the cleaner deleted the directory of such a standby since armed
     "cleaner-deleted",  # the pod's cleaner deleted `count` task directories since armed
     "standby-elsewhere",  # a task RUNNING in the pod has a standby in another live pod
+    "flush-traced-in-txn",  # the pod traced a memtable flush in a still-open transaction
 )
 
 

@@ -121,6 +121,25 @@ class TraceWatcher:
                 return True
         return False
 
+    def flush_traced_in_transaction(self, pod: str, since_ns: int) -> bool:
+        """The pod's current process traced a `memtable-flush` inside a transaction since
+        `since_ns`, and that thread has not committed or aborted since: a crash now aborts
+        flushed writes. Read from the trace, not from SST times, which a restore's own
+        flushes also move (our worker only; Kafka Streams traces no flush)."""
+        events = self.events(pod)
+        if not events:
+            return False
+        pid = events[-1].get("pid")
+        open_flush: dict[object, bool] = {}
+        for e in events:
+            if e.get("pid") != pid or e.get("ts_ns", 0) < since_ns:
+                continue
+            if e.get("event") == "memtable-flush" and e.get("in_txn"):
+                open_flush[e.get("thread")] = True
+            elif e.get("event") in ("txn-commit", "txn-abort"):
+                open_flush[e.get("thread")] = False
+        return any(open_flush.values())
+
     def cleaner_deleted(self, pod: str, since_ns: int) -> int:
         """Task directories the pod's state-directory cleaner deleted since `since_ns`:
         a task that left the pod's threads stayed away past the cleaner's delay."""
@@ -170,6 +189,8 @@ class TraceWatcher:
             return self.flushed_in_transaction(pod)
         if condition == "all-flushed-in-txn":
             return self.flushed_in_transaction(pod, every_store=True)
+        if condition == "flush-traced-in-txn":
+            return self.flush_traced_in_transaction(pod, since_ns)
         if condition == "standby-elsewhere":
             return self.standby_elsewhere(pod)
         if condition == "cleaner-deleted":

@@ -17,6 +17,7 @@ from harness.console import err
 from harness.errors import (
     HarnessError,
     Interrupted,
+    StopSignal,
     UsageError,
     environment_problem,
     exit_code_for_exception,
@@ -272,8 +273,10 @@ def _stop_on_sigterm() -> Iterator[None]:
     def raise_interrupted(signum: int, frame: object) -> None:
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
+        StopSignal.received = signum
         raise Interrupted(signum)
 
+    StopSignal.received = None
     before = {sig: signal.signal(sig, raise_interrupted) for sig in STOP_SIGNALS}
     try:
         yield
@@ -309,24 +312,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
             handler: Handler = args.handler
             return handler(args)
-    except UsageError as exc:
-        _say_one_line("kchaos:", exc)
-        return exit_code_for_exception(exc)
-    except HarnessError as exc:
-        _say_one_line("kchaos: harness failed:", exc)
-        return exit_code_for_exception(exc)
     except KeyboardInterrupt as exc:
         what = "stopped by signal" if isinstance(exc, Interrupted) else "interrupted"
         err.print(f"[yellow]kchaos: {what}[/]", highlight=False)
         return exit_code_for_exception(exc)
-    except Exception as exc:  # the harness itself broke: one line, the traceback in a file
-        problem = environment_problem(exc)
-        if problem is not None:  # unless the machine did (full disk, read-only folder)
-            _say_one_line("kchaos:", RuntimeError(problem))
-            return exit_code_for_exception(exc)
+    except Exception as exc:
+        _say_how_it_ended(exc, args)
+        return exit_code_for_exception(exc)
+
+
+def _say_how_it_ended(exc: Exception, args: argparse.Namespace | None) -> None:
+    if StopSignal.received is not None:  # a library swallowed the signal's exception
+        err.print("[yellow]kchaos: stopped by signal[/]", highlight=False)
+    elif isinstance(exc, UsageError):
+        _say_one_line("kchaos:", exc)
+    elif isinstance(exc, HarnessError):
+        _say_one_line("kchaos: harness failed:", exc)
+    elif (problem := environment_problem(exc)) is not None:
+        # The machine, not the harness (full disk, read-only folder).
+        _say_one_line("kchaos:", RuntimeError(problem))
+    else:  # the harness itself broke: one line, the traceback in a file
         crash = _crash_file(getattr(args, "results_dir", None))
         _say_one_line("kchaos: harness failed:", RuntimeError(f"{exc!r} (traceback: {crash})"))
-        return exit_code_for_exception(exc)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,15 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+class StopSignal:
+    """The stop signal this process received (set by the CLI's handler beside the
+    Interrupted it raises). A library can swallow that exception: kafka-python's
+    bootstrap retried past it and ended in a KafkaTimeoutError, and the run was reported
+    as a harness failure (255) instead of stopped (143)."""
+
+    received: int | None = None
+
+
 # The machine, not the harness: a full disk or a read-only folder is for the user to fix.
 ENVIRONMENT_ERRNOS = {
     errno.ENOSPC: "no space left on the device",
@@ -56,6 +65,8 @@ def exit_code_for_exception(exc: BaseException) -> int:
         return 128 + exc.signum
     if isinstance(exc, KeyboardInterrupt):
         return 130  # 128 + SIGINT
+    if StopSignal.received is not None:  # whatever ended the run, the signal stopped it
+        return 128 + StopSignal.received
     if isinstance(exc, UsageError) or environment_problem(exc) is not None:
         return EXIT_BAD_INPUT
     return EXIT_HARNESS_FAILED

@@ -1,8 +1,8 @@
 """Windows that follow the system: a heal that waits for a condition (`heal_when`), a
 trigger that reads another pod's trace (`Trigger.pod`), and the conditions the targeted
 profiles and `all` wait for (`all-flushed-in-txn`, `cleaner-deleted`,
-`standby-elsewhere`). A clock moved by hand and trace files written by the test: no
-thread, no sleep."""
+`standby-elsewhere`, `flush-traced-in-txn`). A clock moved by hand and trace files
+written by the test: no thread, no sleep."""
 
 from __future__ import annotations
 
@@ -157,6 +157,30 @@ def test_standby_elsewhere_needs_a_live_pod_whose_latest_assignment_holds_the_st
     assert watcher.holds("standby-elsewhere", "pod-0", 0, 1), "another thread holds it"
     _trace(platform, "pod-0", clock, event="revoked", thread="T1", tasks=["0_0"])
     assert not watcher.holds("standby-elsewhere", "pod-0", 0, 1), "nothing runs in pod-0"
+
+
+def test_flush_traced_in_txn_holds_until_that_thread_commits(tmp_path: Path) -> None:
+    """`all`'s kill after a flush: a memtable flush traced inside a transaction, on a
+    thread that has not committed or aborted since, in the pod's current process."""
+    platform, clock = RecordingPlatform(tmp_path, ["pod-0"]), Clock()
+    watcher = TraceWatcher(platform, "app")
+
+    def holds() -> bool:
+        return watcher.holds("flush-traced-in-txn", "pod-0", 0, 1)
+
+    _trace(platform, "pod-0", clock, event="memtable-flush", thread="T1", in_txn=False)
+    assert not holds(), "a flush outside a transaction persists nothing to abort"
+    _trace(platform, "pod-0", clock, event="memtable-flush", thread="T1", in_txn=True)
+    assert holds()
+    _trace(platform, "pod-0", clock, event="txn-commit", thread="T2")
+    assert holds(), "another thread's commit leaves T1's transaction open"
+    _trace(platform, "pod-0", clock, event="txn-commit", thread="T1")
+    assert not holds(), "committed: nothing flushed is aborted by a crash now"
+    _trace(platform, "pod-0", clock, event="memtable-flush", thread="T1", in_txn=True)
+    with platform.trace_path("pod-0").open("a") as out:  # a new process of the pod
+        out.write(json.dumps({"ts_ns": clock.wall_ns(), "pid": 2, "event": "txn-begin",
+                              "thread": "T1"}) + "\n")
+    assert not holds(), "the flush was the previous process's"
 
 
 def test_optional_fields_round_trip_and_are_left_out_when_unset() -> None:

@@ -5,13 +5,24 @@ Pure logic: the phases are replaced by functions that return or raise at once.""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError, Interrupted, UsageError, exit_code_for_exception
+from harness import cli
+from harness.errors import (
+    HarnessError,
+    Interrupted,
+    StopSignal,
+    UsageError,
+    exit_code_for_exception,
+)
 from harness.run import command
 from harness.run.config import RunConfig
 from harness.run.lifecycle import Run, RunOutcome
@@ -46,6 +57,38 @@ def test_run_json_records_the_exit_code_of_the_process(
     # Before: 2 (unknown) for Ctrl-C, 255 for everything else.
     assert info["exit_code"] == code and info["verdict"] == "unknown"
     assert type(error).__name__ in info["error"]
+
+
+def test_a_stop_signal_a_library_swallowed_still_ends_the_run_as_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM during kafka-python's bootstrap: the library retried past the Interrupted
+    the handler raised and failed with KafkaTimeoutError; that run said "harness failed"
+    and recorded 255. A real signal, through `kchaos`'s own handler."""
+
+    class Swallowing(argparse.ArgumentParser):
+        def parse_args(self, *_: Any, **__: Any) -> Any:  # type: ignore[override]
+            return argparse.Namespace(handler=self.handle, results_dir=tmp_path)
+
+        @staticmethod
+        def handle(args: argparse.Namespace) -> int:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            except KeyboardInterrupt:
+                pass  # what a retry loop does with it
+            raise RuntimeError("Unable to bootstrap from 127.0.0.1:9")
+
+    monkeypatch.setattr(StopSignal, "received", None)  # restored at teardown: no leak
+    monkeypatch.setattr(cli, "build_parser", Swallowing)
+    assert cli.main([]) == 143
+    assert "stopped by signal" in capsys.readouterr().err
+    assert not (tmp_path / "kchaos-crash.txt").exists(), "no harness failure to report"
+    # run.json records the same code as the process ends with
+    run = _run(tmp_path, monkeypatch, lambda: (_ for _ in ()).throw(RuntimeError("bootstrap")))
+    with pytest.raises(RuntimeError):
+        run.execute()
+    assert json.loads((run.run_dir / "run.json").read_text())["exit_code"] == 143
 
 
 @pytest.mark.parametrize(("codes", "expected"), [([1, 2], 1), ([2, 0], 2), ([0, 0], 0)])
