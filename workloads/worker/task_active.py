@@ -1,7 +1,7 @@
 """An active task: owns one input partition, its stores and their changelog partitions.
 
 Life cycle (Kafka Streams' StreamTask): CREATED -> (lock) RESTORING -> RUNNING ->
-SUSPENDED (revoked; checkpointed) -> RUNNING (re-assigned to the same thread) or CLOSED.
+SUSPENDED (revoked; checkpointed) -> RESTORING (re-assigned to the same thread) or CLOSED.
 """
 
 from __future__ import annotations

@@ -271,15 +271,17 @@ class StreamThread(threading.Thread):
         )
 
     def _apply_assignment(self) -> set[TopicPartition]:
-        """Returns the input partitions read again from their committed offsets."""
+        """Returns the input partitions, all read again from their committed offsets."""
         assigned, self._pending = self._pending or set(), None
         self._assigned_once = True
         active = {task_id(tp.partition) for tp in assigned}
         standby = set(self.assignor.standby_tasks) - active
         self.tracer.emit(self.tname, "assigned", active=sorted(active), standby=sorted(standby))
-        resumed = {task.input_tp for task in self.tm.handle_assignment(active, standby)}
-        self._rewind(resumed)
-        return resumed
+        self.tm.handle_assignment(active, standby)
+        # Every one, not only the resumed tasks': a task closed at the revocation while it
+        # restored, and created again now, has a partition whose position was kept too.
+        self._rewind(assigned)
+        return assigned
 
     def _rewind(self, tps: set[TopicPartition]) -> None:
         """Position the partitions at their committed offsets. kafka-python keeps a

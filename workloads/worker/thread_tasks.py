@@ -36,20 +36,16 @@ class TaskManager:
 
     # -- assignment ------------------------------------------------------------------
 
-    def handle_assignment(self, active: set[str], standby: set[str]) -> list[StreamTask]:
-        """Close what left, resume what came back, create what is new. Returns the
-        resumed tasks (restoring again), whose input the thread reads again from the
-        committed offsets."""
+    def handle_assignment(self, active: set[str], standby: set[str]) -> None:
+        """Close what left, resume what came back (restoring again), create what is new."""
         for t in sorted(set(self.active) - active):
             self.active.pop(t).close(self.reader, clean=True)
         for t in sorted(set(self.standby) - standby):
             self.standby.pop(t).close(self.reader)
-        resumed = []
         for t in sorted(active):
             task = self.active.get(t)
             if task is not None and task.state == SUSPENDED:
                 task.resume(self.reader)
-                resumed.append(task)
             elif task is None:
                 if t in self.standby:  # promoted in the same thread: hand the state over
                     self.standby.pop(t).close(self.reader)
@@ -62,7 +58,6 @@ class TaskManager:
             self.standby[t] = sb
             if self.cfg.bug(bugs.KAFKA_8187):
                 sb.try_initialize(self.reader)  # the one and only attempt
-        return resumed
 
     def try_initialize(self) -> None:
         for task in self.active.values():
