@@ -53,9 +53,8 @@ def test_redelivery_after_a_lost_output_re_emits_it(kafka_bootstrap, producer_fa
     pod.wait_running()
     prod.events(ACCOUNTS, EVENTS)
     # The window: the first event's dedup entry and balance are in their changelogs, its
-    # output is not. Both changelogs, not the dedup one alone: a kill between the two
-    # changelog records is at-least-once's other gap (workloads/worker/README.md), which
-    # no ordering of the two closes and this test is not about.
+    # output is not. (Which subsets of the two records a kill can keep is the pure
+    # processor's business: tests/worker/test_processor.py tries them all.)
     for store in STORES:
         topic = changelog_topic(t.app, store)
         wait_until(lambda topic=topic: _log_end(kafka_bootstrap, topic) >= 1, 60,

@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 
 from workloads.ledger.client import ClientConfig, generate
-from workloads.ledger.contract import BALANCE_STORE, DEDUP_STORE, Event
-from workloads.ledger.processor import process, remembered
 from workloads.worker import bugs
 from workloads.worker.assignor import MemberInfo, Subscription, compute_assignment
 from workloads.worker.checkpoint import delete_checkpoint, read_checkpoint, write_checkpoint
@@ -104,58 +102,6 @@ def test_control_file_delays_only_the_listed_reasons(tmp_path: Path) -> None:
     assert c.checkpoint_delay_ms("standby-commit") == 300  # empty list: every write
     p.unlink()
     assert c.checkpoint_delay_ms("close") == 0
-
-
-def test_processor_dedups_and_accumulates() -> None:
-    stores: dict[tuple[str, str], str] = {}
-
-    def get(store: str, key: str) -> str | None:
-        return stores.get((store, key))
-
-    def apply(ev: Event, offset: int):
-        r = process(ev, 3, offset, get, lambda a: 7)
-        for w in r.writes:
-            stores[(w.store, w.key)] = w.value
-        return r.output
-
-    o1 = apply(Event("e1", "acct-1", 10), 0)
-    o2 = apply(Event("e2", "acct-1", 5), 1)
-    assert (o1.balance, o2.balance, o2.global_version, o2.partition, o2.offset) == (10, 15, 7, 3, 1)
-    assert apply(Event("e1", "acct-1", 10), 2) is None  # re-sent id: skipped
-    assert stores[(BALANCE_STORE, "acct-1")] == "15"
-    assert remembered(stores[(DEDUP_STORE, "e1")]) == o1  # the entry remembers its output
-
-
-def test_processor_reemits_a_redelivery_only_under_at_least_once() -> None:
-    """A crash after the dedup entry's changelog record reached the broker and before the
-    output did: the restored entry meets its own input record again. At-least-once
-    re-emits the remembered output, identical, and writes nothing; exactly-once skips it
-    (there the output committed with the entry, so a skip flags a store gone wrong); a
-    re-send at another position is skipped under both."""
-    stores: dict[tuple[str, str], str] = {}
-
-    def get(store: str, key: str) -> str | None:
-        return stores.get((store, key))
-
-    first = process(Event("e1", "acct-1", 10), 3, 40, get, lambda a: 7)
-    for w in first.writes:
-        stores[(w.store, w.key)] = w.value
-    stores[(BALANCE_STORE, "acct-1")] = "25"  # later events moved the balance on
-    again = process(Event("e1", "acct-1", 10), 3, 40, get, lambda a: 9,
-                    reemit_at_same_position=True)
-    assert again.reemitted and again.writes == ()
-    assert again.output == first.output and again.output is not None
-    assert again.output.encode() == first.output.encode()  # identical bytes
-    assert (again.output.balance, again.output.global_version) == (10, 7)
-    eos = process(Event("e1", "acct-1", 10), 3, 40, get, lambda a: 9)
-    assert eos.output is None and not eos.reemitted and eos.writes == ()
-    resent = process(Event("e1", "acct-1", 10), 3, 41, get, lambda a: 9,
-                     reemit_at_same_position=True)
-    assert resent.output is None and not resent.reemitted
-    stores[(DEDUP_STORE, "e2")] = "3:12"  # an entry in the old format: skipped, not an error
-    old = process(Event("e2", "acct-1", 5), 3, 12, get, lambda a: 9,
-                  reemit_at_same_position=True)
-    assert old.output is None and not old.reemitted
 
 
 def test_event_generator_is_seeded_and_resends_ids() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 DEFAULT_APPLICATION_ID = "ledger-app"
 INPUT_TOPIC = "ledger-events"
@@ -92,8 +92,44 @@ def account_name(i: int) -> str:
     return f"acct-{i:05d}"
 
 
+@dataclass(frozen=True)
+class Balance:
+    """A balances-store value. Besides the running balance it carries the input offset of
+    the last event applied to it (-1: none) and the outputs of the account's events
+    applied since its partition's last committed input offset, by input offset. Both ride
+    in the one changelog record of the update, so a redelivery after a crash can tell,
+    whatever else survived, whether its event is already in the balance, and re-emit that
+    event's output identically (at-least-once; workloads/ledger/processor.py)."""
+
+    balance: int = 0
+    offset: int = -1
+    recent: dict[int, Output] = field(default_factory=dict)
+
+    def encode(self) -> str:
+        recent = {str(o): asdict(out) for o, out in sorted(self.recent.items())}
+        return json.dumps(
+            {"balance": self.balance, "offset": self.offset, "recent": recent},
+            separators=(",", ":"),
+        )
+
+    @staticmethod
+    def decode(value: str | None) -> Balance:
+        if value is None:
+            return Balance()
+        data = json.loads(value)
+        recent = {int(o): Output(**out) for o, out in data["recent"].items()}
+        return Balance(int(data["balance"]), int(data["offset"]), recent)
+
+    def applied(self, out: Output, balance: int, keep_from: int) -> Balance:
+        """This balance after the event `out` reports: entries of `recent` below
+        `keep_from` (the committed input offset: never redelivered) are dropped."""
+        recent = {o: r for o, r in self.recent.items() if o >= keep_from}
+        recent[out.offset] = out
+        return Balance(balance, out.offset, recent)
+
+
 # Changelog records: key and value are UTF-8 strings.
-#   balances: key = account,  value = str(balance)
+#   balances: key = account,  value = Balance.encode() (JSON: balance, offset, recent)
 #   dedup:    key = event_id, value = the JSON of the Output the event produced (its input
 #             position included), so an at-least-once redelivery can re-emit it
 # A tombstone (value None) deletes the key.

@@ -2,17 +2,23 @@
 
 A pure function of (event, its input position, what the stores hold): it returns the output
 record and the store writes, and the runtime applies both in one transaction (store +
-changelog + output), which is what makes it exactly-once under EOS.
+changelog + output), which is what makes it exactly-once under EOS. Under exactly-once a
+seen event is always skipped, and a skip at its first position is evidence of a store
+holding what was never committed (KAFKA-20685: dedup-skip).
 
-The dedup entry remembers the output its event produced (the output record's JSON), so
-that under at-least-once the processor is idempotent the standard way: without a
-transaction the dedup store's changelog records may reach the broker while the output
-does not (a crash between them); the input record is then processed again at the same
-position, and must produce its output again, not be skipped. A duplicate at the position
-its entry remembers re-emits that output, identical (`reemit_at_same_position`); anything
-else the store has seen is skipped. Under exactly-once the output and the entry commit
-together, so a seen event is always skipped, and a skip at its first position is evidence
-of a store holding what was never committed (KAFKA-20685: dedup-skip).
+Under at-least-once there is no transaction: the dedup record, the balance record and the
+output go to three partitions, and a crash keeps any subset of them (the producer's
+batches, and the stores' background memtable flushes, are independent). The input is then
+processed again from the committed offset, and the processor stays idempotent without
+trusting the dedup store to agree with the balance:
+- the balance value carries the input offset of the last event applied to it and the
+  outputs of the events applied since the committed offset (contract.Balance), in one
+  record, so "is this record already in the balance" has one answer;
+- a record already in the balance re-emits its output (from the balance, or from its
+  dedup entry), identical, and restores a lost dedup entry;
+- a record not yet in the balance whose dedup entry remembers this very position (the
+  balance update was lost) is applied again and re-emits the remembered output;
+- a dedup entry from another position is a re-send of the event id: skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from workloads.ledger.contract import BALANCE_STORE, DEDUP_STORE, Event, Output
+from workloads.ledger.contract import BALANCE_STORE, DEDUP_STORE, Balance, Event, Output
 
 # (store, key) -> value or None
 StoreGet = Callable[[str, str], "str | None"]
@@ -39,7 +45,7 @@ class Write:
 class Processed:
     output: Output | None  # None: skipped as a duplicate
     writes: tuple[Write, ...]
-    reemitted: bool = False  # output is the one the dedup entry remembered; no writes
+    reemitted: bool = False  # output is the one its first processing produced
 
 
 def dedup_value(out: Output) -> str:
@@ -61,16 +67,44 @@ def process(
     offset: int,
     get: StoreGet,
     global_version: GlobalGet,
-    reemit_at_same_position: bool = False,
+    at_least_once: bool = False,
+    committed_offset: int = 0,
 ) -> Processed:
+    """`committed_offset`: the input partition's last committed offset; outputs kept in
+    the balance for redelivery below it are dropped."""
     seen = get(DEDUP_STORE, event.event_id)
-    if seen is not None:
-        before = remembered(seen) if reemit_at_same_position else None
-        if before is not None and (before.partition, before.offset) == (partition, offset):
-            return Processed(before, (), reemitted=True)
+    account = Balance.decode(get(BALANCE_STORE, event.account))
+    if not at_least_once:
+        if seen is not None:
+            return Processed(None, ())
+        return _apply(event, partition, offset, account, None, global_version, committed_offset)
+    before = remembered(seen) if seen is not None else None
+    if before is not None and (before.partition, before.offset) != (partition, offset):
+        before = None  # the entry is from another position: this record is a re-send
+    if account.offset >= offset:  # this record was processed before the balance's update
+        out = account.recent.get(offset) or before
+        if out is None:
+            return Processed(None, ())  # it was skipped then, as it is now
+        lost_entry = seen is None
+        return Processed(out, _dedup_write(event, out) if lost_entry else (), reemitted=True)
+    if seen is not None and before is None:
         return Processed(None, ())
-    balance = int(get(BALANCE_STORE, event.account) or 0) + event.amount
-    out = Output(
+    return _apply(event, partition, offset, account, before, global_version, committed_offset)
+
+
+def _apply(
+    event: Event,
+    partition: int,
+    offset: int,
+    account: Balance,
+    before: Output | None,
+    global_version: GlobalGet,
+    committed_offset: int,
+) -> Processed:
+    """Add the amount; `before`: the output a dedup entry remembers for this very record,
+    emitted again instead of a new one."""
+    balance = account.balance + event.amount
+    out = before or Output(
         event_id=event.event_id,
         account=event.account,
         amount=event.amount,
@@ -79,8 +113,11 @@ def process(
         offset=offset,
         global_version=global_version(event.account),
     )
-    writes = (
-        Write(DEDUP_STORE, event.event_id, dedup_value(out)),
-        Write(BALANCE_STORE, event.account, str(balance)),
-    )
-    return Processed(out, writes)
+    updated = account.applied(out, balance, committed_offset)
+    writes = () if before is not None else _dedup_write(event, out)
+    writes += (Write(BALANCE_STORE, event.account, updated.encode()),)
+    return Processed(out, writes, reemitted=before is not None)
+
+
+def _dedup_write(event: Event, out: Output) -> tuple[Write, ...]:
+    return (Write(DEDUP_STORE, event.event_id, dedup_value(out)),)

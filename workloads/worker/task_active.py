@@ -52,6 +52,7 @@ class StreamTask:
         self.state = CREATED
         self.queue: deque[ConsumerRecord] = deque()
         self.next_offset: int | None = None  # input position after the last processed record
+        self.committed_input: int | None = None  # input offset committed last (None: not yet read)
         self.uncommitted = False
 
     def changelog_tps(self) -> list[TopicPartition]:
@@ -122,11 +123,14 @@ class StreamTask:
             return False
         r = self.queue.popleft()
         event = Event.decode(r.value)
+        if self.committed_input is None:
+            self.committed_input = r.offset  # read from the committed offset (thread._rewind)
         result = processor.process(
             event, self.partition, r.offset, self._get, self.global_version,
-            # Without a transaction the dedup entry may have outlived its output (a crash
-            # between their sends): a redelivery re-emits what the entry remembers.
-            reemit_at_same_position=not self.cfg.eos,
+            # Without a transaction any of the dedup record, the balance record and the
+            # output may have outlived the others: a redelivery must not count twice.
+            at_least_once=not self.cfg.eos,
+            committed_offset=self.committed_input,
         )
         if result.reemitted:
             self.tracer.emit(
@@ -155,6 +159,7 @@ class StreamTask:
             off = changelog_offsets.get(self.sm.tp(store))
             if off is not None:
                 self.sm.offsets[store] = off
+        self.committed_input = self.next_offset
         self.uncommitted = False
 
     # -- suspend / resume / close ------------------------------------------------------
@@ -165,7 +170,7 @@ class StreamTask:
         if self.state in (RUNNING, RESTORING):
             self.sm.checkpoint("suspend")
         self.queue.clear()
-        self.next_offset = None
+        self.next_offset = self.committed_input = None
         if self.state == RUNNING:
             self.state = SUSPENDED
 
