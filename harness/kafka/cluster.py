@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
 from common.waiting import wait_until
@@ -35,6 +34,7 @@ from harness.kafka.jars import (
     require_java,
 )
 from harness.kafka.jvm_archive import broker_archive, dump_flags
+from harness.kafka.readiness import describe_brokers, listening, pid_alive
 from harness.procs import ProcessRegistry
 
 CLUSTER_FILE = "cluster.json"
@@ -187,6 +187,15 @@ class KafkaCluster:
                                "launch_to_ready_s": round(time.monotonic() - formatted, 2)}
         self._save()
 
+    def prepare(self) -> dict[str, str]:
+        """Make this shape's warm start (class archive, storage template) without
+        starting the cluster: `kchaos kafka fetch` does, so a first run does not."""
+        java, libs = require_java(), kafka_libs()
+        self._write_properties()
+        self.prepare_archive(java, libs)
+        self.warm_used["storage_template"] = str(self._storage_template(java, libs) or "")
+        return self.warm_used
+
     def prepare_archive(self, java: str, libs: Path) -> None:
         """Use the broker class archive, training it first (a 1-node broker started and
         stopped once per JDK and Kafka jars) if it is missing; never fails a start."""
@@ -250,7 +259,7 @@ class KafkaCluster:
         def ready() -> bool:
             nonlocal last_error
             self._check_alive()
-            if not any(_listening(node) for node in self.nodes):
+            if not any(listening(node.host, node.port) for node in self.nodes):
                 last_error = "no broker listening yet"
                 return False  # a TCP connect is cheap; an admin client is not
             try:
@@ -350,7 +359,7 @@ class KafkaCluster:
             if node.pid is None:
                 continue
             record = self.registry.record(node.pid)
-            popen_dead = record is None or not _pid_alive(node.pid)
+            popen_dead = record is None or not pid_alive(node.pid)
             if popen_dead:
                 log = self.run_dir / "kafka" / f"broker-{node.node_id}.log"
                 raise HarnessError(f"Kafka node {node.node_id} exited at start: see {log}")
@@ -369,36 +378,3 @@ class KafkaCluster:
             ],
         }
         (self.run_dir / CLUSTER_FILE).write_text(json.dumps(info, indent=1))
-
-
-def _listening(node: BrokerNode) -> bool:
-    try:
-        with socket.create_connection((node.host, node.port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _pid_alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def describe_brokers(bootstrap: str) -> set[int]:
-    """The ids of the brokers the cluster reports (raises KafkaError if unreachable)."""
-    # Readiness polls call this before the broker listens: kafka-python's defaults would
-    # wait up to 30 s for a bootstrap connection (backing off up to 30 s between tries),
-    # long after the broker is up; one poll must cost at most a few seconds.
-    admin = KafkaAdminClient(
-        bootstrap_servers=bootstrap, request_timeout_ms=3000, bootstrap_timeout_ms=3000,
-        reconnect_backoff_max_ms=500,
-    )
-    try:
-        brokers = admin.describe_cluster()["brokers"]
-        return {int(b["broker_id"]) for b in brokers if not b.get("is_fenced")}
-    finally:
-        admin.close()

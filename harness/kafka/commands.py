@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +21,16 @@ def fetch() -> int:
     with err.status(f"fetching Kafka {kafka_version()} jars from Maven Central"):
         libs = kafka_libs()
     out.print(f"Kafka {kafka_version()} jars in {libs}")
+    with tempfile.TemporaryDirectory(prefix="kchaos-warm-start-") as tmp:
+        registry = ProcessRegistry(Path(tmp))
+        try:
+            with err.status("preparing broker warm starts (class archive, storage templates)"):
+                used = [KafkaCluster(Path(tmp) / f"size-{n}", registry, size=n).prepare()
+                        for n in (1, 3)]
+        finally:
+            registry.stop_all()
+    archive = used[0].get("jvm_archive", "")
+    out.print(f"broker class archive: {archive} {used[0].get('jvm_archive_path', '')}".rstrip())
     return 0
 
 
