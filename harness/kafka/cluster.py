@@ -330,7 +330,10 @@ class KafkaCluster:
                 config.unlink(missing_ok=True)
 
         key = storage_template.template_key(kafka_version(), properties)
-        return storage_template.ensure_template(templates, key, format_into)
+        try:
+            return storage_template.ensure_template(templates, key, format_into)
+        except OSError:  # e.g. a cache that cannot be written: format each node as before
+            return None
 
     def _format(self, java: str, libs: Path, config: Path, node_id: int) -> None:
         # A short-lived tool: the quick-start JIT and a serial GC start it in half the time.

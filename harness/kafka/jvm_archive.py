@@ -33,12 +33,21 @@ SIZE_SUFFIX = ".json"
 
 
 def archive_key(java: Path, jars: list[Path], flags: list[str]) -> str:
-    """What a dynamic archive is only valid for: this java binary, these jars, these flags."""
+    """What a dynamic archive is only valid for: this JDK (its java, libjvm and base
+    archive: an upgraded JDK gets a new name rather than an archive it refuses), these
+    jars, these flags."""
+    jdk = [java, *(p for p in jdk_files(java) if p.exists())]
     parts = [str(java), *flags]
-    for path in [java, *jars]:
+    for path in [*jdk, *jars]:
         stat = path.stat()
         parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def jdk_files(java: Path) -> list[Path]:
+    """The files of the JDK of `java` (bin/java resolved) that a dynamic archive depends on."""
+    server = java.parent.parent / "lib" / "server"
+    return [server / "libjvm.so", server / "classes.jsa"]
 
 
 def archive_name(version: str, tool: str, key: str) -> str:
@@ -86,6 +95,12 @@ def temporary_name(archive: Path) -> Path:
     return archive.with_name(f"{archive.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
 
 
+def remove_stale_temporaries(archive: Path) -> None:
+    """Half-written archives of a trainer that was killed (50 MB each)."""
+    for stale in archive.parent.glob(f"{archive.name}.tmp-*"):
+        stale.unlink(missing_ok=True)
+
+
 def publish(temporary: Path, archive: Path, check: Callable[[Path], bool]) -> bool:
     """Rename a freshly dumped archive into place if `check` (a JVM that must map it)
     accepts it; its size record first, so a reader never pairs it with an old one."""
@@ -108,7 +123,8 @@ def maps_archive(java: str, classpath: str, flags: list[str]) -> Callable[[Path]
     """A check for `publish`: a JVM with `-Xshare:on` (fail rather than fall back) maps it."""
 
     def check(archive: Path) -> bool:
-        argv = [java, *flags, "-Xshare:on", "-XX:+VerifySharedSpaces",
+        # A damaged archive may crash this JVM: no hs_err file in the harness's folder.
+        argv = [java, *flags, "-Xshare:on", "-XX:+VerifySharedSpaces", "-XX:ErrorFile=/dev/null",
                 f"-XX:SharedArchiveFile={archive}", "-cp", classpath, "-version"]
         try:
             return subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
@@ -154,19 +170,26 @@ class BrokerArchive:
         leaves starts as they were without an archive, it never fails one."""
         if is_usable(self.path):
             return "present"
-        with training_turn(self.path) as mine:
-            if not mine:
-                return "busy" if not is_usable(self.path) else "present"
-            temporary = temporary_name(self.path)
-            try:
-                train(temporary)
-            except Exception as exc:  # e.g. the training broker did not start: start as before
-                temporary.unlink(missing_ok=True)
-                return f"failed: {exc}"
-            checker = maps_archive(self.java, self.classpath, list(self.flags))
-            if publish(temporary, self.path, checker):
-                return "trained"
-            return "failed: the dumped archive did not map (see the training broker's log)"
+        try:
+            with training_turn(self.path) as mine:
+                if not mine:
+                    return "busy" if not is_usable(self.path) else "present"
+                remove_stale_temporaries(self.path)  # ours to remove: we hold the turn
+                return self._train(train)
+        except OSError as exc:  # e.g. a cache folder that cannot be written
+            return f"failed: {exc}"
+
+    def _train(self, train: Callable[[Path], None]) -> str:
+        temporary = temporary_name(self.path)
+        try:
+            train(temporary)
+        except Exception as exc:  # e.g. the training broker did not start: start as before
+            temporary.unlink(missing_ok=True)
+            return f"failed: {exc}"
+        checker = maps_archive(self.java, self.classpath, list(self.flags))
+        if publish(temporary, self.path, checker):
+            return "trained"
+        return "failed: the dumped archive did not map (see the training broker's log)"
 
 
 def broker_archive(java: str, libs: Path, flags: list[str]) -> BrokerArchive:

@@ -175,3 +175,32 @@ def test_a_format_that_writes_something_else_is_no_template(tmp_path: Path) -> N
     templates = tmp_path / "templates"
     found = storage_template.ensure_template(templates, "k", _fake_format("__cluster_metadata-0"))
     assert found is None and os.listdir(templates) == []
+
+
+def test_a_cache_that_cannot_be_written_fails_no_start(tmp_path: Path) -> None:
+    blocker = tmp_path / "cds"
+    blocker.write_text("a file where the archive folder should be")
+    archive = BrokerArchive(blocker / "broker.jsa", "java", "", ())
+    assert archive.ensure(_must_not_train).startswith("failed: ")
+    assert archive.flags_to_use() == []
+
+
+def test_the_trainer_removes_what_a_killed_trainer_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "broker.jsa"
+    stale = jvm_archive.temporary_name(path)
+    stale.write_bytes(b"half an archive")
+    other = tmp_path / "other.jsa.tmp-1-abcd"
+    other.write_bytes(b"another archive's")
+
+    def train(temporary: Path) -> None:
+        assert not stale.exists()
+        temporary.write_bytes(b"a whole archive")
+
+    # The JVM that maps a real archive is the integration test's part.
+    monkeypatch.setattr(jvm_archive, "maps_archive", lambda *_: lambda _: True)
+    archive = BrokerArchive(path, "java", "", ())
+    assert archive.ensure(train) == "trained"
+    assert path.read_bytes() == b"a whole archive" and jvm_archive.is_usable(path)
+    assert other.exists()
