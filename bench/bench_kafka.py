@@ -1,13 +1,19 @@
-"""Benchmark of the local Kafka cluster kchaos runs its tests on, printed as one table.
+"""Benchmark of the local Kafka cluster kchaos runs its tests on, printed as tables.
 
-Measures:
-1. Start-to-ready time of `KafkaCluster.start()` (format storage, launch JVMs, poll an
-   admin call until every broker is registered) for 1 and 3 nodes, warm (Kafka jars
-   already in the cache) and cold (a fresh temporary KCHAOS_CACHE, so the jars are fetched
-   with Maven first; Maven's own local repository is left as it is). Median of --runs.
+Measures, "before" (`warm_start=False`: every node formatted by its own StorageTool JVM,
+classes loaded from the jars) against "after" (the default warm start: storage copied
+from a template, the broker's classes mapped from a class-data sharing archive), the two
+alternated run by run in one invocation so that they share the machine's load:
+1. Start-to-ready time of `KafkaCluster.start()` for 1 and 3 nodes (median of --runs),
+   split into format, JVM launch to the first log line (JVM and log4j up), to Kafka's
+   main (Kafka's and Scala's classes loaded), Kafka's own start (to "Kafka Server
+   started", node 1's log) and from there to ready (registered, as the harness polls).
 2. Raw kafka-python throughput on a 1-node broker with 1 KiB values: idempotent produce
    (acks=all, enable_idempotence), transactional produce (a commit every 500 records),
-   and read_committed consume of both topics.
+   and read_committed consume of both topics; before and after, so that a flag that
+   slows a broker under load shows.
+3. Cold (`--cold`): a fresh temporary KCHAOS_CACHE, so the jars are fetched with Maven
+   and the archive and template are made first (Maven's local repository is kept).
 
 Every process it starts is stopped before it exits; everything binds 127.0.0.1.
 Run: `.venv/bin/python bench/bench_kafka.py [--quick]`
@@ -22,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -39,6 +46,12 @@ PARTITIONS = 4
 TX_BATCH = 500
 CONSUME_TIMEOUT_S = 300.0
 CRC_MB = 4
+MODES = {"before": False, "after": True}  # label -> KafkaCluster.warm_start
+# Lines of a broker's log that end a phase of its start (the first log line is the first).
+MAIN_LINE = "Registered signal handlers"  # kafka.Kafka's main has begun
+STARTED_LINE = "Kafka Server started"
+PHASES = ("total", "format", "launch to first log line", "to Kafka main", "Kafka's own start",
+          "started to ready")
 
 
 @contextmanager
@@ -57,30 +70,48 @@ def kchaos_cache(path: str | None) -> Iterator[None]:
 
 
 @contextmanager
-def running_cluster(size: int) -> Iterator[tuple[KafkaCluster, float]]:
-    """A started cluster in a temporary run folder and the seconds `start()` took."""
+def running_cluster(size: int, warm: bool) -> Iterator[tuple[KafkaCluster, dict[str, float]]]:
+    """A started cluster in a temporary run folder and the phases of its start (s)."""
     with tempfile.TemporaryDirectory(prefix="kchaos-bench-run-") as tmp:
         registry = ProcessRegistry(Path(tmp))
-        cluster = KafkaCluster(Path(tmp), registry, size=size)
+        cluster = KafkaCluster(Path(tmp), registry, size=size, warm_start=warm)
         try:
-            began = time.monotonic()
+            began_wall, began = time.time(), time.monotonic()
             cluster.start()
-            yield cluster, time.monotonic() - began
+            phases = start_phases(cluster, began_wall, time.monotonic() - began)
+            yield cluster, phases
             cluster.stop()  # all nodes at once: a lone survivor would wait for a quorum
         finally:
             registry.stop_all()
 
 
-def ready_seconds(size: int, cold: bool) -> float:
-    if not cold:
-        with running_cluster(size) as (_, seconds):
-            return seconds
+def log_time(line: str) -> float:
+    """The wall time of a broker log line, `[2026-11-23 09:31:52,267] INFO ...`."""
+    stamp = line[1:line.index("]")]
+    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+
+def start_phases(cluster: KafkaCluster, began_wall: float, total: float) -> dict[str, float]:
+    seconds = cluster.start_seconds
+    launched = began_wall + seconds.get("jvm_archive_training_s", 0.0) + seconds["format_s"]
+    ready = launched + seconds["launch_to_ready_s"]
+    lines = (cluster.run_dir / "kafka" / "broker-1.log").read_text().splitlines()
+    stamped = [line for line in lines if line.startswith("[")]
+    first = log_time(stamped[0])
+    main = next(log_time(x) for x in stamped if MAIN_LINE in x)
+    started = next(log_time(x) for x in stamped if STARTED_LINE in x)
+    return {"total": total, "format": seconds["format_s"],
+            "launch to first log line": first - launched, "to Kafka main": main - launched,
+            "Kafka's own start": started - main, "started to ready": ready - started}
+
+
+def cold_seconds(size: int) -> float:
     with (
         tempfile.TemporaryDirectory(prefix="kchaos-bench-cache-") as cache,
         kchaos_cache(cache),
-        running_cluster(size) as (_, seconds),
+        running_cluster(size, warm=True) as (_, phases),
     ):
-        return seconds
+        return phases["total"]
 
 
 def produce(bootstrap: str, topic: str, count: int, transactional: bool) -> float:
@@ -128,9 +159,9 @@ def consume(bootstrap: str, topic: str, count: int) -> float:
         consumer.close()
 
 
-def throughput(count: int) -> list[tuple[str, float]]:
+def throughput(count: int, warm: bool) -> list[tuple[str, float]]:
     """(label, seconds) for each throughput figure, on one fresh 1-node cluster."""
-    with running_cluster(1) as (cluster, _):
+    with running_cluster(1, warm) as (cluster, _):
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
         try:
             admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in ("idem", "tx")])
@@ -154,43 +185,86 @@ def crc32c_seconds() -> tuple[str, float]:
     return f"kafka-python CRC32C ({kind}), {CRC_MB} MB", time.monotonic() - began
 
 
+def load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def start_table(console: Console, runs: int) -> Table:
+    table = Table(title=f"start to ready, s: median (min-max) of {runs} run(s), before and "
+                  "after alternated")
+    for column in ("nodes", "phase", "before", "after"):
+        table.add_column(column, justify="left" if column == "phase" else "right")
+    for size in (1, 3):
+        got: dict[str, dict[str, list[float]]] = {m: {p: [] for p in PHASES} for m in MODES}
+        for run in range(runs):
+            order = list(MODES) if run % 2 == 0 else list(reversed(MODES))
+            for mode in order:
+                console.print(f"{size} node(s), {mode}, run {run + 1}/{runs} (load {load()})")
+                with running_cluster(size, MODES[mode]) as (_, phases):
+                    for phase, seconds in phases.items():
+                        got[mode][phase].append(seconds)
+        for phase in PHASES:
+            table.add_row(str(size), phase, spread(got["before"][phase]),
+                          spread(got["after"][phase]))
+        table.add_section()
+    return table
+
+
+def throughput_table(console: Console, records: int) -> Table:
+    table = Table(title=f"kafka-python on a 1-node broker, {records:,} x 1 KiB records, "
+                  "events/s (MB/s)")
+    for column in ("figure", "before", "after"):
+        table.add_column(column, justify="left" if column == "figure" else "right")
+    figures: dict[str, dict[str, float]] = {}
+    for mode in MODES:  # one each: the brokers differ in start only, not in JIT or GC
+        console.print(f"throughput, {mode} (load {load()}) ...")
+        for label, seconds in throughput(records, MODES[mode]):
+            figures.setdefault(label, {})[mode] = seconds
+    for label, by_mode in figures.items():
+        table.add_row(label, *(f"{records / by_mode[m]:,.0f} "
+                               f"({records * len(VALUE) / 1e6 / by_mode[m]:.1f})" for m in MODES))
+    crc_label, seconds = crc32c_seconds()
+    table.add_row(crc_label, f"{seconds:.2f} s ({CRC_MB / seconds:.1f})", "")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 run each, 10k records")
-    parser.add_argument("--runs", type=int, help="cluster starts per figure (default 3)")
+    parser.add_argument("--runs", type=int, help="cluster starts per mode and size (default 3)")
     parser.add_argument("--records", type=int, help="records per throughput figure")
+    parser.add_argument("--cold", action="store_true", help="also a start with an empty cache")
+    parser.add_argument("--no-throughput", action="store_true", help="start figures only")
     args = parser.parse_args()
     runs = args.runs or (1 if args.quick else 3)
     records = args.records or (10_000 if args.quick else 100_000)
     console = Console(width=110)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     console.print(
         f"[bold]kchaos Kafka bench[/] - Kafka {kafka_version()}, {os.cpu_count()} cores, "
-        f"load average {load} at start.\nContext: a 2-core machine shared with other "
+        f"load average {load()} at start.\nContext: a 2-core machine shared with other "
         "engineers' test runs, so figures are indicative, not a clean-room measurement."
     )
-    kafka_libs()  # make sure the warm cache is warm before timing anything
-    table = Table(title=f"runs per start figure: {runs}; records per throughput figure: "
-                  f"{records:,} x 1 KiB")
-    for column in ("figure", "median", "min - max", "MB/s"):
-        table.add_column(column, justify="left" if column == "figure" else "right")
-    for size in (1, 3):
-        for cold in (False, True):
-            label = f"start to ready, {size} node{'s' * (size > 1)}, {'cold' if cold else 'warm'}"
-            console.print(f"measuring {label} ...")
-            times = [ready_seconds(size, cold) for _ in range(runs)]
-            table.add_row(label, f"{statistics.median(times):.1f} s",
-                          f"{min(times):.1f} - {max(times):.1f} s", "")
-    console.print(f"measuring throughput with {records:,} records ...")
-    table.add_section()
-    for label, seconds in throughput(records):
-        megabytes = records * len(VALUE) / 1e6 / seconds
-        table.add_row(label, f"{records / seconds:,.0f} ev/s", f"{seconds:.2f} s total",
-                      f"{megabytes:.1f}")
-    label, seconds = crc32c_seconds()
-    table.add_row(label, "", f"{seconds:.2f} s total", f"{CRC_MB / seconds:.1f}")
-    console.print(table)
-    console.print(f"load average at end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    kafka_libs()  # the jars are there before timing anything
+    with running_cluster(1, warm=True):  # and the archive and 1-node template are made
+        pass
+    tables = [start_table(console, runs)]
+    if not args.no_throughput:
+        tables.append(throughput_table(console, records))
+    if args.cold:
+        cold = Table(title="cold cache: jars fetched, archive trained, template formatted")
+        for column in ("nodes", "start to ready"):
+            cold.add_column(column, justify="right")
+        for size in (1, 3):
+            console.print(f"{size} node(s), cold cache (load {load()}) ...")
+            cold.add_row(str(size), f"{cold_seconds(size):.1f} s")
+        tables.append(cold)
+    for table in tables:
+        console.print(table)
+    console.print(f"load average at end: {load()}")
 
 
 if __name__ == "__main__":

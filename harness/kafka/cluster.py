@@ -2,29 +2,39 @@
 
 Each node is a `kafka.Kafka` JVM with a small heap, its storage formatted once; logs go
 to `<run>/kafka/broker-<id>.log`; every process is in the run's ProcessRegistry.
+A warm start (the default) maps the broker's classes from a class-data sharing archive
+and copies formatted storage from a template (harness/kafka/jvm_archive.py and
+storage_template.py), both made the first time and kept in the Kafka jar cache.
 Settings suit crash tests: replication that fits the cluster, no initial rebalance delay,
 short transaction and session timeouts.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import subprocess
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
 from common.waiting import wait_until
 from harness.errors import HarnessError, UsageError
-from harness.kafka.jars import LOG4J_CONFIG, classpath, kafka_libs, kafka_version, require_java
+from harness.kafka import storage_template
+from harness.kafka.jars import (
+    LOG4J_CONFIG,
+    cache_root,
+    classpath,
+    kafka_libs,
+    kafka_version,
+    require_java,
+)
+from harness.kafka.jvm_archive import broker_archive, dump_flags
+from harness.kafka.readiness import describe_brokers, listening, pid_alive
 from harness.procs import ProcessRegistry
 
 CLUSTER_FILE = "cluster.json"
@@ -46,12 +56,8 @@ def free_port() -> int:
 
 
 def new_cluster_id() -> str:
-    """Kafka cluster ids are a UUID in URL-safe base64 without padding; like Kafka's own
-    Uuid.randomUuid, avoid a leading '-' (a command line would read it as an option)."""
-    while True:
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-        if not cluster_id.startswith("-"):
-            return cluster_id
+    """Kafka cluster ids are a Kafka Uuid (URL-safe base64, no leading '-')."""
+    return storage_template.random_kafka_uuid()
 
 
 @dataclass
@@ -126,6 +132,10 @@ class KafkaCluster:
     nodes: list[BrokerNode] = field(default_factory=list)
     network: NodeNetwork | None = None
     start_seconds: dict[str, float] = field(default_factory=dict)  # format, JVM to ready
+    warm_start: bool = True  # class-data sharing archive and storage template
+    dump_archive: Path | None = None  # a training broker: write its classes here on exit
+    warm_used: dict[str, str] = field(default_factory=dict)  # what the warm start used
+    _archive_flags: list[str] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.size not in (1, 3):
@@ -159,21 +169,48 @@ class KafkaCluster:
     def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
         java = require_java()
         libs = kafka_libs()
-        voters = ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in self.nodes)
-        for node in self.nodes:
-            node.directory.mkdir(parents=True, exist_ok=True)
-            node.properties_path.write_text(broker_properties(node, voters, self.size))
+        self._write_properties()
         started = time.monotonic()
-        with ThreadPoolExecutor(len(self.nodes)) as pool:  # one JVM start each: overlap them
-            list(pool.map(lambda n: self._format(java, libs, n), self.nodes))
+        self.start_seconds = {}
+        if self.warm_start:
+            self.prepare_archive(java, libs)
+        prepared = time.monotonic()
+        self._format_nodes(java, libs)
         formatted = time.monotonic()
         for node in self.nodes:
             self._launch(java, libs, node)
         self._save()
         self.wait_ready(timeout_s)
-        self.start_seconds = {"format_s": round(formatted - started, 2),
-                              "launch_to_ready_s": round(time.monotonic() - formatted, 2)}
+        if self.warm_used.get("jvm_archive") == "trained":
+            self.start_seconds["jvm_archive_training_s"] = round(prepared - started, 2)
+        self.start_seconds |= {"format_s": round(formatted - prepared, 2),
+                               "launch_to_ready_s": round(time.monotonic() - formatted, 2)}
         self._save()
+
+    def prepare(self) -> dict[str, str]:
+        """Make this shape's warm start (class archive, storage template) without
+        starting the cluster: `kchaos kafka fetch` does, so a first run does not."""
+        java, libs = require_java(), kafka_libs()
+        self._write_properties()
+        self.prepare_archive(java, libs)
+        self.warm_used["storage_template"] = str(self._storage_template(java, libs) or "")
+        return self.warm_used
+
+    def prepare_archive(self, java: str, libs: Path) -> None:
+        """Use the broker class archive, training it first (a 1-node broker started and
+        stopped once per JDK and Kafka jars) if it is missing; never fails a start."""
+        archive = broker_archive(java, libs, self._jvm_flags(quick=False))
+        self.warm_used["jvm_archive"] = archive.ensure(self._train_archive)
+        self._archive_flags = archive.flags_to_use()
+        self.warm_used["jvm_archive_path"] = str(archive.path) if self._archive_flags else ""
+
+    def _train_archive(self, temporary: Path) -> None:
+        trainer = KafkaCluster(self.run_dir / "kafka" / "jvm-archive-training", self.registry,
+                               heap=self.heap, warm_start=False, dump_archive=temporary)
+        try:
+            trainer.start()
+        finally:
+            trainer.stop()  # the JVM writes the archive as it exits
 
     def stop(self) -> None:
         # In parallel: a lone survivor's controlled shutdown waits for a quorum that the
@@ -200,7 +237,7 @@ class KafkaCluster:
     def restart_broker(self, node_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:
         """Start a stopped or killed broker again on the same data and ports."""
         node = self.node(node_id)
-        if node.pid is None:
+        if node.pid is None:  # with the archive of the first start, if it had one
             self._launch(require_java(), kafka_libs(), node)
             self._save()
         self.wait_ready(timeout_s, expected=self.running_ids())
@@ -222,7 +259,7 @@ class KafkaCluster:
         def ready() -> bool:
             nonlocal last_error
             self._check_alive()
-            if not any(_listening(node) for node in self.nodes):
+            if not any(listening(node.host, node.port) for node in self.nodes):
                 last_error = "no broker listening yet"
                 return False  # a TCP connect is cheap; an admin client is not
             try:
@@ -241,14 +278,24 @@ class KafkaCluster:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _java_argv(self, java: str, libs: Path, main: str, quick: bool = False) -> list[str]:
-        jvm = (
-            ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] if quick
-            else [f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]
-        )
+    def _write_properties(self) -> None:
+        voters = ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in self.nodes)
+        for node in self.nodes:
+            node.directory.mkdir(parents=True, exist_ok=True)
+            node.properties_path.write_text(broker_properties(node, voters, self.size))
+
+    def _jvm_flags(self, quick: bool) -> list[str]:
+        if quick:
+            return ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+        return [f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]
+
+    def _java_argv(
+        self, java: str, libs: Path, main: str, quick: bool = False, extra: list[str] | None = None
+    ) -> list[str]:
         return [
             java,
-            *jvm,
+            *self._jvm_flags(quick),
+            *(extra or []),
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
             "-cp",
@@ -256,21 +303,55 @@ class KafkaCluster:
             main,
         ]
 
-    def _format(self, java: str, libs: Path, node: BrokerNode) -> None:
-        if (node.data_dir / "meta.properties").exists():
+    def _format_nodes(self, java: str, libs: Path) -> None:
+        todo = [n for n in self.nodes if not (n.data_dir / storage_template.META).exists()]
+        if not todo:
             return
+        template = self._storage_template(java, libs) if self.warm_start else None
+        self.warm_used["storage_template"] = str(template or "")
+        if template is not None:
+            for node in todo:
+                storage_template.copy_template(template, node.data_dir, self.cluster_id,
+                                               node.node_id)
+            return
+        with ThreadPoolExecutor(len(todo)) as pool:  # one JVM start each: overlap them
+            list(pool.map(lambda n: self._format(java, libs, n.properties_path, n.node_id), todo))
+
+    def _storage_template(self, java: str, libs: Path) -> Path | None:
+        properties = self.nodes[0].properties_path.read_text()
+        templates = cache_root() / f"kafka-{kafka_version()}" / "storage-templates"
+
+        def format_into(folder: Path) -> None:
+            config = templates / f"{folder.name}.properties"
+            config.write_text(storage_template.with_log_dir(properties, folder))
+            try:
+                self._format(java, libs, config, self.nodes[0].node_id)
+            finally:
+                config.unlink(missing_ok=True)
+
+        key = storage_template.template_key(kafka_version(), properties)
+        try:
+            return storage_template.ensure_template(templates, key, format_into)
+        except OSError:  # e.g. a cache that cannot be written: format each node as before
+            return None
+
+    def _format(self, java: str, libs: Path, config: Path, node_id: int) -> None:
         # A short-lived tool: the quick-start JIT and a serial GC start it in half the time.
         argv = [
             *self._java_argv(java, libs, "kafka.tools.StorageTool", quick=True),
-            "format", "-t", self.cluster_id, "-c", str(node.properties_path),
+            "format", "-t", self.cluster_id, "-c", str(config),
         ]
         result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
             tail = (result.stdout + result.stderr).strip().splitlines()[-1:] or ["no output"]
-            raise HarnessError(f"formatting Kafka node {node.node_id} failed: {tail[0]}")
+            raise HarnessError(f"formatting Kafka node {node_id} failed: {tail[0]}")
 
     def _launch(self, java: str, libs: Path, node: BrokerNode) -> None:
-        argv = [*self._java_argv(java, libs, "kafka.Kafka"), str(node.properties_path)]
+        extra = [*self._archive_flags]
+        if self.dump_archive is not None:
+            extra += dump_flags(self.dump_archive)
+        argv = [*self._java_argv(java, libs, "kafka.Kafka", extra=extra),
+                str(node.properties_path)]
         if self.network is not None:
             argv = self.network.wrap(f"broker-{node.node_id}", argv)
         log = self.run_dir / "kafka" / f"broker-{node.node_id}.log"
@@ -281,7 +362,7 @@ class KafkaCluster:
             if node.pid is None:
                 continue
             record = self.registry.record(node.pid)
-            popen_dead = record is None or not _pid_alive(node.pid)
+            popen_dead = record is None or not pid_alive(node.pid)
             if popen_dead:
                 log = self.run_dir / "kafka" / f"broker-{node.node_id}.log"
                 raise HarnessError(f"Kafka node {node.node_id} exited at start: see {log}")
@@ -292,6 +373,7 @@ class KafkaCluster:
             "cluster_id": self.cluster_id,
             "bootstrap": self.bootstrap,
             "start_seconds": self.start_seconds,
+            "warm_start": self.warm_used,
             "nodes": [
                 {"node_id": n.node_id, "host": n.host, "port": n.port,
                  "controller_port": n.controller_port, "pid": n.pid}
@@ -299,36 +381,3 @@ class KafkaCluster:
             ],
         }
         (self.run_dir / CLUSTER_FILE).write_text(json.dumps(info, indent=1))
-
-
-def _listening(node: BrokerNode) -> bool:
-    try:
-        with socket.create_connection((node.host, node.port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _pid_alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def describe_brokers(bootstrap: str) -> set[int]:
-    """The ids of the brokers the cluster reports (raises KafkaError if unreachable)."""
-    # Readiness polls call this before the broker listens: kafka-python's defaults would
-    # wait up to 30 s for a bootstrap connection (backing off up to 30 s between tries),
-    # long after the broker is up; one poll must cost at most a few seconds.
-    admin = KafkaAdminClient(
-        bootstrap_servers=bootstrap, request_timeout_ms=3000, bootstrap_timeout_ms=3000,
-        reconnect_backoff_max_ms=500,
-    )
-    try:
-        brokers = admin.describe_cluster()["brokers"]
-        return {int(b["broker_id"]) for b in brokers if not b.get("is_fenced")}
-    finally:
-        admin.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +22,19 @@ def fetch() -> int:
     with err.status(f"fetching Kafka {kafka_version()} jars from Maven Central"):
         libs = kafka_libs()
     out.print(f"Kafka {kafka_version()} jars in {libs}")
+    if shutil.which("java") is None:
+        out.print("no java on PATH: the broker warm start is made on the first start")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="kchaos-warm-start-") as tmp:
+        registry = ProcessRegistry(Path(tmp))
+        try:
+            with err.status("preparing broker warm starts (class archive, storage templates)"):
+                used = [KafkaCluster(Path(tmp) / f"size-{n}", registry, size=n).prepare()
+                        for n in (1, 3)]
+        finally:
+            registry.stop_all()
+    out.print(f"broker class archive ({used[0].get('jvm_archive', '')}): "
+              f"{used[0].get('jvm_archive_path') or 'none'}", soft_wrap=True)
     return 0
 
 

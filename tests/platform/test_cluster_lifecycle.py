@@ -54,6 +54,11 @@ def test_three_nodes_keep_acks_all_writes_through_a_broker_sigkill(tmp_path: Pat
     cluster = KafkaCluster(tmp_path, registry, size=3)
     try:
         cluster.start()
+        # A warm start: storage copied from a template, each node with ids of its own.
+        assert cluster.warm_used["storage_template"]
+        metas = [(n.data_dir / "meta.properties").read_text() for n in cluster.nodes]
+        assert len({line for m in metas for line in m.splitlines()
+                    if line.startswith("directory.id=")}) == 3
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
         admin.create_topics([NewTopic("survivor", 1, 3)])
         admin.close()
