@@ -69,7 +69,7 @@ def test_at_least_once_redelivery_cases() -> None:
     first = _runner({}, at_least_once=True)(ev, 40).output
     assert first is not None
     dedup_entry = (DEDUP_STORE, "e1"), first.encode().decode()
-    balance_entry = (BALANCE_STORE, "acct-1"), Balance(10, 40, {40: first}).encode()
+    balance_entry = (BALANCE_STORE, "acct-1"), Balance(10, {40: first}).encode()
     for kept in ([], [dedup_entry], [balance_entry], [dedup_entry, balance_entry]):
         stores: Stores = dict(kept)
         again = _runner(stores, at_least_once=True, version=9)(ev, 40)

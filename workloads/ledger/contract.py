@@ -94,23 +94,25 @@ def account_name(i: int) -> str:
 
 @dataclass(frozen=True)
 class Balance:
-    """A balances-store value. Besides the running balance it carries the input offset of
-    the last event applied to it (-1: none) and the outputs of the account's events
-    applied since its partition's last committed input offset, by input offset. Both ride
-    in the one changelog record of the update, so a redelivery after a crash can tell,
-    whatever else survived, whether its event is already in the balance, and re-emit that
-    event's output identically (at-least-once; workloads/ledger/processor.py)."""
+    """A balances-store value. Besides the running balance it carries the outputs of the
+    account's events applied since its partition's last committed input offset, by input
+    offset; the newest of them is the last event applied. Both ride in the one changelog
+    record of the update, so a redelivery after a crash can tell, whatever else survived,
+    whether its event is already in the balance, and re-emit that event's output
+    identically (at-least-once; workloads/ledger/processor.py)."""
 
     balance: int = 0
-    offset: int = -1
     recent: dict[int, Output] = field(default_factory=dict)
+
+    @property
+    def offset(self) -> int:
+        """The input offset of the last event applied (-1: none since the commit): an
+        event is applied only past it, and its entry is never dropped by that update."""
+        return max(self.recent, default=-1)
 
     def encode(self) -> str:
         recent = {str(o): asdict(out) for o, out in sorted(self.recent.items())}
-        return json.dumps(
-            {"balance": self.balance, "offset": self.offset, "recent": recent},
-            separators=(",", ":"),
-        )
+        return json.dumps({"balance": self.balance, "recent": recent}, separators=(",", ":"))
 
     @staticmethod
     def decode(value: str | None) -> Balance:
@@ -118,18 +120,18 @@ class Balance:
             return Balance()
         data = json.loads(value)
         recent = {int(o): Output(**out) for o, out in data["recent"].items()}
-        return Balance(int(data["balance"]), int(data["offset"]), recent)
+        return Balance(int(data["balance"]), recent)
 
     def applied(self, out: Output, balance: int, keep_from: int) -> Balance:
         """This balance after the event `out` reports: entries of `recent` below
         `keep_from` (the committed input offset: never redelivered) are dropped."""
         recent = {o: r for o, r in self.recent.items() if o >= keep_from}
         recent[out.offset] = out
-        return Balance(balance, out.offset, recent)
+        return Balance(balance, recent)
 
 
 # Changelog records: key and value are UTF-8 strings.
-#   balances: key = account,  value = Balance.encode() (JSON: balance, offset, recent)
+#   balances: key = account,  value = Balance.encode() (JSON: balance, recent)
 #   dedup:    key = event_id, value = the JSON of the Output the event produced (its input
 #             position included), so an at-least-once redelivery can re-emit it
 # A tombstone (value None) deletes the key.

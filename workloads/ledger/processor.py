@@ -11,8 +11,8 @@ output go to three partitions, and a crash keeps any subset of them (the produce
 batches, and the stores' background memtable flushes, are independent). The input is then
 processed again from the committed offset, and the processor stays idempotent without
 trusting the dedup store to agree with the balance:
-- the balance value carries the input offset of the last event applied to it and the
-  outputs of the events applied since the committed offset (contract.Balance), in one
+- the balance value carries the outputs of the events applied to it since the committed
+  offset, by input offset, the newest being the last applied (contract.Balance), in one
   record, so "is this record already in the balance" has one answer;
 - a record already in the balance re-emits its output (from the balance, or from its
   dedup entry), identical, and restores a lost dedup entry;
