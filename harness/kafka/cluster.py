@@ -27,8 +27,8 @@ from harness.errors import HarnessError, UsageError
 from harness.kafka import storage_template
 from harness.kafka.jars import (
     LOG4J_CONFIG,
-    cache_root,
     classpath,
+    kafka_cache,
     kafka_libs,
     kafka_version,
     require_java,
@@ -319,7 +319,7 @@ class KafkaCluster:
 
     def _storage_template(self, java: str, libs: Path) -> Path | None:
         properties = self.nodes[0].properties_path.read_text()
-        templates = cache_root() / f"kafka-{kafka_version()}" / "storage-templates"
+        templates = kafka_cache() / "storage-templates"
 
         def format_into(folder: Path) -> None:
             config = templates / f"{folder.name}.properties"

@@ -39,10 +39,15 @@ def require_java() -> str:
     return require_tool("java", "install a JDK 17+ (e.g. `apt-get install openjdk-17-jdk`)")
 
 
+def kafka_cache(version: str | None = None) -> Path:
+    """The cache folder of one Kafka version: its jars, class archive, storage templates."""
+    return cache_root() / f"kafka-{version or kafka_version()}"
+
+
 def kafka_libs(version: str | None = None) -> Path:
     """The folder of jars for `version`, fetching it with Maven the first time."""
     version = version or kafka_version()
-    libs = cache_root() / f"kafka-{version}" / "libs"
+    libs = kafka_cache(version) / "libs"
     if (libs / COMPLETE_MARKER).exists():
         return libs
     mvn = require_tool("mvn", "install Maven (e.g. `apt-get install maven`) to fetch Kafka jars")

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.kafka.jars import cache_root, classpath, kafka_version
+from harness.kafka.jars import classpath, kafka_cache, kafka_version
 
 SIZE_SUFFIX = ".json"
 
@@ -196,6 +196,6 @@ def broker_archive(java: str, libs: Path, flags: list[str]) -> BrokerArchive:
     """The broker archive for this java, the jars in `libs` and the broker's JVM flags."""
     jars = sorted(libs.glob("*.jar"))
     key = archive_key(Path(java).resolve(), jars, flags)
-    folder = cache_root() / f"kafka-{kafka_version()}" / "cds"
+    folder = kafka_cache() / "cds"
     return BrokerArchive(folder / archive_name(kafka_version(), "broker", key), java,
                          classpath(libs), tuple(flags))

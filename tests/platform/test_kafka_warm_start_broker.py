@@ -32,7 +32,7 @@ def test_a_broker_with_a_damaged_archive_starts_without_it(
         with open(damaged, "r+b") as archive:  # same size, flipped bytes mid-file
             archive.seek(damaged.stat().st_size // 2)
             archive.write(b"\xff" * 64)
-        monkeypatch.setattr(jvm_archive, "cache_root", lambda: cache)
+        monkeypatch.setattr(jvm_archive, "kafka_cache", lambda version=None: damaged.parent.parent)
 
         cluster = KafkaCluster(tmp_path / "run", registry)
         cluster.start()
