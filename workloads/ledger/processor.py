@@ -71,13 +71,14 @@ def process(
     committed_offset: int = 0,
 ) -> Processed:
     """`committed_offset`: the input partition's last committed offset; outputs kept in
-    the balance for redelivery below it are dropped."""
+    the balance for an at-least-once redelivery below it are dropped."""
     seen = get(DEDUP_STORE, event.event_id)
     account = Balance.decode(get(BALANCE_STORE, event.account))
     if not at_least_once:
         if seen is not None:
             return Processed(None, ())
-        return _apply(event, partition, offset, account, None, global_version, committed_offset)
+        # Nothing is redelivered past a transaction: keep this output only (its offset).
+        return _apply(event, partition, offset, account, None, global_version, offset)
     before = remembered(seen) if seen is not None else None
     if before is not None and (before.partition, before.offset) != (partition, offset):
         before = None  # the entry is from another position: this record is a re-send
