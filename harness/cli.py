@@ -56,13 +56,14 @@ def _kafka_fetch(args: argparse.Namespace) -> int:
 def _clean(args: argparse.Namespace) -> int:
     from harness.console import out
     from harness.platforms.local_network import clean_networks
-    from harness.procs import clean
+    from harness.procs import clean, run_folders
 
-    stopped = clean(args.results_dir)
+    folders = args.run_dir or run_folders(args.results_dir)
+    stopped = clean(folders)
     for record in stopped:
         out.print(f"stopped {record.name} (pid {record.pid})")
     out.print(f"{len(stopped)} process(es) stopped")
-    removed = clean_networks(args.results_dir)  # after the processes inside them
+    removed = clean_networks(folders)  # after the processes inside them
     if removed:
         out.print(f"removed the run networks' {', '.join(removed)}")
     return 0
@@ -152,7 +153,8 @@ def _nightly(args: argparse.Namespace) -> int:
     from harness.nightly import nightly, parse_duration
 
     return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
-                   [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark)
+                   [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark,
+                   jobs=args.jobs)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -161,6 +163,16 @@ def _serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how one stops a server
         serve(args.results_dir, args.port)
     return 0
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs at once (1 or more)")
+    return jobs
 
 
 def _port(text: str) -> int:
@@ -239,6 +251,8 @@ def build_parser() -> Parser:
     nightly.add_argument("--budget", default="2h", help="e.g. 90m, 2h, 1h30m (default 2h)")
     nightly.add_argument("--matrix", type=Path, default=None,
                          help="YAML matrix (default: harness/matrix_default.yaml)")
+    nightly.add_argument("--jobs", type=_jobs, default=None,
+                         help="runs at once (default: the matrix's `jobs`, else 1)")
     nightly.add_argument("--no-shared-spark", action="store_true",
                          help="each run starts its own Spark (default: one shared server)")
     nightly.set_defaults(handler=_nightly)
@@ -247,9 +261,12 @@ def build_parser() -> Parser:
     serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")
     serve.set_defaults(handler=_serve)
 
-    commands.add_parser(
+    clean = commands.add_parser(
         "clean", help="stop processes (and remove run networks) a crashed harness left"
-    ).set_defaults(handler=_clean)
+    )
+    clean.add_argument("run_dir", type=Path, nargs="*",
+                       help="only these run folders (default: every one in the results folder)")
+    clean.set_defaults(handler=_clean)
     return parser
 
 

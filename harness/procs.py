@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -168,9 +168,14 @@ def load_records(path: Path) -> list[ProcessRecord]:
         return []
 
 
-def recorded_processes(results_dir: Path) -> Iterator[tuple[Path, ProcessRecord]]:
-    """Every still-running process recorded under any run folder of `results_dir`."""
-    for pids_file in sorted(results_dir.glob(f"*/{PIDS_FILE}")):
+def run_folders(results_dir: Path) -> list[Path]:
+    """Every folder directly under `results_dir`: where `kchaos clean` looks by default."""
+    return sorted(p for p in results_dir.glob("*/") if p.is_dir())
+
+
+def recorded_processes(folders: Iterable[Path]) -> Iterator[tuple[Path, ProcessRecord]]:
+    """Every still-running process recorded in these run folders."""
+    for pids_file in (f / PIDS_FILE for f in folders):
         for record in load_records(pids_file):
             if is_same_process(record):
                 yield pids_file, record
@@ -181,11 +186,13 @@ def _lazy_unmount(mountpoint: str) -> None:
         subprocess.run(["fusermount3", "-u", "-z", mountpoint], capture_output=True)
 
 
-def clean(results_dir: Path) -> list[ProcessRecord]:
-    """Stop everything a crashed harness left behind; returns what was stopped."""
+def clean(folders: Iterable[Path]) -> list[ProcessRecord]:
+    """Stop everything a crashed harness left behind in these run folders; returns what
+    was stopped. (One run's folder alone: a nightly running several at once cleans after
+    one without touching the others.)"""
     stopped: list[ProcessRecord] = []
     by_file: dict[Path, list[ProcessRecord]] = {}
-    for pids_file, record in recorded_processes(results_dir):
+    for pids_file, record in recorded_processes(folders):
         by_file.setdefault(pids_file, []).append(record)
     for pids_file, records in by_file.items():
         for record in sorted(records, key=lambda r: -r.create_time):

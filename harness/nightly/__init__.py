@@ -1,10 +1,11 @@
-"""`kchaos nightly`: a matrix of profiles x seeds x bug switches, one `kchaos run` at a time
-as a subprocess, within a time budget; then the index, a JUnit file and a summary.
+"""`kchaos nightly`: a matrix of profiles x seeds x bug switches, each `kchaos run` a
+subprocess (`jobs` of them at once), within a time budget; then the index, a JUnit file
+and a summary.
 
 Where each part lives:
 - matrix.py     the YAML schema (pydantic) and the cells it expands to;
 - durations.py  "90s", "45m", "1h30m" -> seconds (--budget, matrix durations);
-- supervise.py  one run as a subprocess, timeouts, interruption, the budget;
+- supervise.py  runs as subprocesses, `jobs` at once, timeouts, interruption, the budget;
 - table.py      the terminal summary tables;
 - command.py    the whole nightly: run, judge, write the index, JUnit and nightly.json.
 """

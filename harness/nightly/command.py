@@ -24,7 +24,13 @@ from harness.errors import (
 )
 from harness.nightly.engine import without_docker_cells_if_no_engine
 from harness.nightly.matrix import Cell, load_matrix
-from harness.nightly.supervise import ESTIMATE_FACTOR, Attempt, launch, run_matrix
+from harness.nightly.supervise import (
+    ESTIMATE_FACTOR,
+    Attempt,
+    RunProcess,
+    launch,
+    run_matrix,
+)
 from harness.nightly.table import print_summary
 from harness.report.coverage import nightly_coverage
 from harness.report.expect import Judgement, LostRun, judge
@@ -82,9 +88,11 @@ def _judge(attempts: list[Attempt]) -> tuple[dict[int, RunSummary], list[LostRun
 
 def nightly(
     results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str],
-    shared_spark: bool = False,
+    shared_spark: bool = False, jobs: int | None = None,
 ) -> int:
     matrix = load_matrix(matrix_path)  # all of it checked before anything is written
+    if jobs is not None:
+        matrix = dataclasses.replace(matrix, jobs=jobs)
     matrix, no_engine, why = without_docker_cells_if_no_engine(matrix)
     results_dir = Path(results_dir)
     log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}"
@@ -94,8 +102,8 @@ def nightly(
     except OSError as exc:
         raise UsageError(f"cannot create the nightly's folder {log_dir}: {exc.strerror}; "
                          "pass a writable --results-dir") from exc
-    err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, budget "
-              f"{format_duration(budget_s)}, logs in {log_dir}", highlight=False)
+    err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, {matrix.jobs} at a time, "
+              f"budget {format_duration(budget_s)}, logs in {log_dir}", highlight=False)
     if no_engine:
         err.print(f"nightly: {len(no_engine)} docker run(s) not started: {why}", highlight=False)
 
@@ -103,10 +111,10 @@ def nightly(
     with shared_checker(matrix.extra_args, log_dir, shared_spark) as extra_args:
         matrix = dataclasses.replace(matrix, extra_args=extra_args)
 
-        def start(cell: Cell, number: int) -> Attempt:
+        def start(cell: Cell, number: int) -> RunProcess | Attempt:
             return launch(kchaos_argv, cell, matrix, results_dir, log_dir, number)
 
-        done = run_matrix(matrix, budget_s, start)
+        done = run_matrix(matrix, budget_s, start, jobs=matrix.jobs)
     attempts, skipped = done.attempts, done.skipped
     summaries, lost, verdict = _judge(attempts)
     junit = write_junit(list(summaries.values()), log_dir / JUNIT_FILE, lost)

@@ -60,6 +60,7 @@ class Matrix:
     time_limit_s: float
     run_timeout_s: float
     extra_args: tuple[str, ...] = ()
+    jobs: int = 1  # runs at once
 
 
 # -- the schema -----------------------------------------------------------------------------
@@ -118,6 +119,7 @@ class MatrixDoc(_Strict):
     time_limit_s: Seconds = DEFAULT_TIME_LIMIT_S
     run_timeout_s: Seconds | None = None  # None: 3 x time_limit_s + 600
     extra_args: list[StrictStr] = []
+    jobs: Annotated[StrictInt, Field(ge=1)] = 1
     seeds: list[Seed] = []  # [] or absent: seed 1
     profiles: list[Profile] = []
     bugs: list[BugSet] = []  # [] or absent: the fixed worker only
@@ -179,6 +181,7 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
         time_limit_s=spec.time_limit_s,
         run_timeout_s=spec.run_timeout_s or 3 * spec.time_limit_s + 600,
         extra_args=tuple(spec.extra_args),
+        jobs=spec.jobs,
     )
 
 

@@ -29,6 +29,7 @@ import ipaddress
 import json
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -236,10 +237,10 @@ def remove(state: dict[str, Any]) -> list[str]:
     return removed
 
 
-def clean_networks(results_dir: Path) -> list[str]:
-    """`kchaos clean`: the run networks any run folder under `results_dir` left behind."""
+def clean_networks(folders: Iterable[Path]) -> list[str]:
+    """`kchaos clean`: the run networks these run folders left behind."""
     removed: list[str] = []
-    for state_file in sorted(results_dir.glob(f"*/{STATE_FILE}")):
+    for state_file in (f / STATE_FILE for f in folders if (f / STATE_FILE).exists()):
         try:
             state = json.loads(state_file.read_text())
         except (OSError, ValueError):

@@ -222,11 +222,11 @@ def test_kchaos_clean_removes_a_network_a_crashed_run_left(tmp_path: Path) -> No
                                      run_dir / "sleeper.log")
         assert leftovers(net.tag)
         # The harness is gone: only network.json (and pids.json) say what it made.
-        removed = clean_networks(tmp_path / "results")
+        removed = clean_networks([run_dir])
         assert f"kchaos-{net.tag}-pod-0" in removed and nl.bridge_name(net.tag) in removed
         assert sleeper.wait(timeout=10) is not None  # killed: it lived in the namespace
         assert leftovers(net.tag) == []
-        assert clean_networks(tmp_path / "results") == []  # twice is fine
+        assert clean_networks([run_dir]) == []  # twice is fine
     finally:
         net.close()
 

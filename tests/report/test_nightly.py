@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -30,6 +31,7 @@ from harness.nightly import (
     parse_matrix,
     run_matrix,
 )
+from harness.nightly.supervise import Launcher
 from workloads.worker.bugs import BUG_NAMES
 
 FAKE = Path(__file__).with_name("fake_kchaos.py")
@@ -124,23 +126,92 @@ def test_bad_budget_is_a_usage_error(text: str) -> None:
         parse_duration(text)
 
 
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class FakeRun:
+    """A run that ends `took` seconds of the fake clock after it started."""
+
+    cell: Cell
+    clock: FakeClock
+    took: float
+    began: float = 0.0
+    stopped: bool = False
+
+    def poll(self) -> Attempt | None:
+        if self.clock.now - self.began >= self.took:
+            return Attempt(self.cell, 0, None, self.clock.now - self.began)
+        return None
+
+    def stop(self, note: str) -> Attempt:
+        self.stopped = True
+        return Attempt(self.cell, None, None, self.clock.now - self.began, note)
+
+
+def _fake_runs(clock: FakeClock, took: float, log: list[FakeRun]) -> Launcher:
+    def start(cell: Cell, number: int) -> FakeRun:
+        log.append(FakeRun(cell, clock, took, clock.now))
+        return log[-1]
+
+    return start
+
+
+FIVE = {"profiles": ["all", "kill", "move", "checkpoint", "global"], "time_limit_s": 10}
+
+
 def test_budget_stops_new_runs() -> None:
     """Fake clock: before any run the estimate is 2x the time limit, then the slowest run."""
-    m = parse_matrix({"profiles": ["all", "kill", "move", "checkpoint", "global"],
-                      "time_limit_s": 10})
-    now = [0.0]
-
-    def start(cell: Cell, number: int) -> Attempt:
-        now[0] += 30.0
-        return Attempt(cell, 0, None, 30.0)
-
-    done = run_matrix(m, 95.0, start, clock=lambda: now[0])
+    m = parse_matrix(FIVE)
+    clock, log = FakeClock(), []
+    done = run_matrix(m, 95.0, _fake_runs(clock, 30.0, log), clock=clock, sleep=clock.sleep)
     # 0+20 fits; 30+30, 60+30 fit; 90+30 > 95.
     assert [a.cell.profile for a in done.attempts] == ["all", "kill", "move"]
     assert [c.profile for c in done.skipped] == ["checkpoint", "global"]
     assert done.interrupted is None
-    done = run_matrix(m, 15.0, start, clock=lambda: now[0])
+    done = run_matrix(m, 15.0, _fake_runs(clock, 30.0, []), clock=clock, sleep=clock.sleep)
     assert done.attempts == [] and len(done.skipped) == 5
+
+
+def test_jobs_run_at_once_and_attempts_keep_the_matrix_order() -> None:
+    m = parse_matrix(FIVE)
+    clock, log = FakeClock(), []
+    done = run_matrix(m, 1000.0, _fake_runs(clock, 30.0, log), jobs=2, clock=clock,
+                      sleep=clock.sleep)
+    assert [a.cell.profile for a in done.attempts] == FIVE["profiles"]
+    assert [r.began for r in log] == [0.0, 0.0, 30.0, 30.0, 60.0]  # never more than 2
+    assert clock.now == 90.0  # 3 rounds of 30 s, not 5
+
+
+def test_interruption_stops_every_run_in_progress() -> None:
+    m = parse_matrix(FIVE)
+    clock, log = FakeClock(), []
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        if clock.now >= 40.0:
+            raise KeyboardInterrupt
+
+    done = run_matrix(m, 1000.0, _fake_runs(clock, 30.0, log), jobs=2, clock=clock,
+                      sleep=sleep)
+    assert done.interrupted is not None
+    assert [r.stopped for r in log] == [False, False, True, True]
+    assert [a.exit_code for a in done.attempts] == [0, 0, None, None]
+    assert [c.profile for c in done.skipped] == ["global"]
+
+
+def test_jobs_must_be_a_positive_number() -> None:
+    assert parse_matrix({**FIVE, "jobs": 3}).jobs == 3
+    with pytest.raises(UsageError, match="jobs"):
+        parse_matrix({**FIVE, "jobs": 0})
 
 
 def _junit(results_dir: Path) -> ET.Element:
