@@ -10,7 +10,10 @@ aborted transactions).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from kafka.consumer.fetcher import ConsumerRecord
 
 from workloads.ledger.contract import DEDUP_STORE, STORES
 from workloads.worker import bugs
@@ -126,6 +129,18 @@ class StateManager:
             if was_open:
                 s.open()
         self.offsets = {s: None for s in self.logged}
+
+    def changelog_applier(self, store: str) -> Callable[[list[ConsumerRecord]], None]:
+        """Writes changelog records into the store, advancing its position: restoration
+        (active) and standby updates apply them the same way."""
+        kv = self.stores[store]
+
+        def apply(records: list[ConsumerRecord]) -> None:
+            for r in records:
+                kv.put(r.key.decode(), None if r.value is None else r.value.decode())
+                self.offsets[store] = r.offset
+
+        return apply
 
     # -- checkpoints ---------------------------------------------------------------
 

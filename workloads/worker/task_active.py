@@ -72,19 +72,9 @@ class StreamTask:
         for store in self.sm.logged:
             tp = TopicPartition(*self.sm.tp(store))
             reader.register(
-                self.task, store, tp, starts[store], self._restorer(store), active=True
+                self.task, store, tp, starts[store], self.sm.changelog_applier(store), active=True
             )
         self.state = RESTORING
-
-    def _restorer(self, store: str) -> Callable[[list[ConsumerRecord]], None]:
-        kv = self.sm.stores[store]
-
-        def apply(records: list[ConsumerRecord]) -> None:
-            for r in records:
-                kv.put(r.key.decode(), None if r.value is None else r.value.decode())
-                self.sm.offsets[store] = r.offset
-
-        return apply
 
     def restart_restoration(self, reader: ChangelogReader) -> None:
         """The changelog offset to resume from is gone (truncated): wipe, restore again."""

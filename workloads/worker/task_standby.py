@@ -11,10 +11,7 @@ only written by a task that holds its lock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kafka import TopicPartition
-from kafka.consumer.fetcher import ConsumerRecord
 
 from workloads.ledger.contract import task_partition
 from workloads.worker import bugs
@@ -78,19 +75,10 @@ class StandbyTask:
         starts = self.sm.initialize(ckpt, delete_after_read=self.cfg.eos)
         for store in self.sm.logged:
             tp = TopicPartition(*self.sm.tp(store))
-            reader.register(self.task, store, tp, starts[store], self._applier(store), active=False)
+            reader.register(self.task, store, tp, starts[store],
+                            self.sm.changelog_applier(store), active=False)
         self.initialized = True
         return True
-
-    def _applier(self, store: str) -> Callable[[list[ConsumerRecord]], None]:
-        kv = self.sm.stores[store]
-
-        def apply(records: list[ConsumerRecord]) -> None:
-            for r in records:
-                kv.put(r.key.decode(), None if r.value is None else r.value.decode())
-                self.sm.offsets[store] = r.offset
-
-        return apply
 
     def maybe_checkpoint(self) -> None:
         if self.initialized:
