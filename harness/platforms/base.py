@@ -51,6 +51,14 @@ class PodInventory:
     def control_path(self, name: str) -> Path:
         return self.pod_dir(name) / CONTROL_FILE
 
+    def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
+        raise NotImplementedError  # each platform stops its own processes or containers
+
+    def remove_pod(self, name: str) -> None:
+        self.stop_pod(name)
+        with self._lock:
+            del self._pods[name]
+
     def _new_pod(self, name: str, node: str) -> Pod:
         """Registers a pod placed on `node`; its folder is created."""
         self._check_node(node)

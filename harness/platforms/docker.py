@@ -266,11 +266,6 @@ class DockerPlatform(PodInventory):
         pod.node = node
         self.start_pod(name)
 
-    def remove_pod(self, name: str) -> None:
-        self.stop_pod(name)
-        with self._lock:
-            del self._pods[name]
-
     def poll(self) -> list[tuple[str, int]]:
         exited: list[tuple[str, int]] = []
         with self._lock:

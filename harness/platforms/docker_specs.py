@@ -146,7 +146,9 @@ def pod_container_spec(
         "network": network,
         "volumes": {
             volume_name: {"bind": STATE_MOUNT, "mode": "rw"},
-            str(pod_dir): {"bind": POD_MOUNT, "mode": "rw"},
+            # The engine takes a relative path for a volume's name: bind mounts are absolute
+            # (`--results-dir results` is relative).
+            str(pod_dir.absolute()): {"bind": POD_MOUNT, "mode": "rw"},
         },
         "environment": {"PYTHONUNBUFFERED": "1"},
         "pid_mode": "host",
@@ -168,7 +170,7 @@ def pod_volume_spec(
         "labels": {LABEL_RUN: run_id, LABEL_POD: pod, LABEL_ROLE: "pod-volume"},
     }
     if host_dir is not None:
-        spec["driver_opts"] = {"type": "none", "o": "bind", "device": str(host_dir)}
+        spec["driver_opts"] = {"type": "none", "o": "bind", "device": str(host_dir.absolute())}
     return spec
 
 

@@ -76,6 +76,19 @@ def test_pod_mounts_its_volume_and_its_run_folder(tmp_path: Path) -> None:
     assert payload["networking_config"] == {"kchaos-r1": None}
 
 
+def test_a_relative_results_folder_is_mounted_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kchaos nightly` from a clone uses `results/`: the engine refuses a relative bind
+    ("includes invalid characters for a local volume name")."""
+    monkeypatch.chdir(tmp_path)
+    relative = Path("results") / "run-1" / "pods" / "pod-0"
+    binds = engine_payload(pod_spec(tmp_path, pod_dir=relative))["host_config"]["Binds"]
+    assert binds[1] == f"{tmp_path / relative}:{POD_MOUNT}:rw"
+    backed = pod_volume_spec("r1", "pod-0", "v", Path("results") / "volumes" / "v")
+    assert backed["driver_opts"]["device"] == str(tmp_path / "results" / "volumes" / "v")
+
+
 def test_pod_process_identity(tmp_path: Path) -> None:
     spec = pod_spec(tmp_path)
     payload = engine_payload(spec)
