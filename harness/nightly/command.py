@@ -121,6 +121,7 @@ def nightly(
     (results_dir / NIGHTLY_JUNIT).write_text(junit.read_text())
     write_json(log_dir / NIGHTLY_JSON, {
         "started_at": started_at,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "budget_s": budget_s,
         "runs": [{**dataclasses.asdict(a), "run_dir": str(a.run_dir or "")} for a in attempts],
         "not_started": [dataclasses.asdict(c) for c in skipped],

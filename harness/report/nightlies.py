@@ -62,10 +62,14 @@ class Nightly:
     not_started: list[str]
     interrupted: bool
     judgement: Judgement = field(default_factory=Judgement)
-    stopped: NightlyRun | None = None  # the run the interruption stopped, not judged
+    stopped: list[NightlyRun] = field(default_factory=list)  # by the interruption, unjudged
+    finished_at: datetime | None = None
 
     @property
     def wall_s(self) -> float:
+        """Start to finish; runs overlap when the nightly ran several at once."""
+        if self.started_at and self.finished_at and self.started_at.tzinfo:
+            return max(0.0, (self.finished_at - self.started_at).total_seconds())
         return sum(r.duration_s for r in self.runs)
 
     @property
@@ -130,15 +134,27 @@ def _started(log_dir: Path, doc: Mapping[str, Any]) -> datetime | None:
         return None
 
 
+def _finished(log_dir: Path, doc: Mapping[str, Any]) -> datetime | None:
+    """When its runs ended: recorded, else when nightly.json was written (just after)."""
+    given = parse_time(doc.get("finished_at"))
+    if given:
+        return given
+    try:
+        return datetime.fromtimestamp((log_dir / NIGHTLY_JSON).stat().st_mtime, tz=UTC)
+    except OSError:
+        return None
+
+
 def read_nightly(log_dir: Path) -> Nightly:
     """Raises OSError or ValueError when nightly.json is missing or not a nightly's."""
     doc = json.loads((log_dir / NIGHTLY_JSON).read_text())
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
         raise ValueError(f"{log_dir / NIGHTLY_JSON} has no list of runs")
     runs = [_run(e, log_dir) for e in doc["runs"] if isinstance(e, dict)]
-    # The run an interruption (Ctrl-C, SIGTERM) stopped says nothing about the system.
-    stopped = (runs.pop() if doc.get("interrupted") and runs
-               and runs[-1].exit_code in (None, -1, 130, 143) else None)
+    # The runs an interruption (Ctrl-C, SIGTERM) stopped say nothing about the system.
+    stopped = [r for r in runs if doc.get("interrupted") and "interrupted" in r.note
+               and r.exit_code in (None, -1, 130, 143)]
+    runs = [r for r in runs if r not in stopped]
     judged = [r.summary for r in runs if r.summary is not None]
     lost = [_lost(r) for r in runs if r.summary is None]
     not_started = [
@@ -151,6 +167,7 @@ def read_nightly(log_dir: Path) -> Nightly:
         budget_s=float(budget) if isinstance(budget, int | float) else None,
         runs=runs, not_started=not_started, interrupted=bool(doc.get("interrupted")),
         judgement=judge(judged, lost), stopped=stopped,
+        finished_at=_finished(log_dir, doc),
     )
 
 
@@ -191,7 +208,8 @@ def markdown_table(n: Nightly) -> str:
     lines = [
         f"Nightly `{n.log_dir.name}`: {len(n.runs)} run(s) in {format_duration(n.wall_s)}"
         + (f" ({n.runs_per_hour:.1f} runs/hour)" if n.runs_per_hour else "")
-        + (f"; interrupted, stopping `{n.stopped.name}`" if n.stopped else "")
+        + (f"; interrupted, stopping {', '.join(f'`{r.name}`' for r in n.stopped)}"
+           if n.stopped else "")
         + (f"; {len(n.not_started)} cell(s) not started"
            f" ({'interrupted' if n.interrupted else 'budget'})" if n.not_started else "")
         + f"; fixed-worker false positives: {n.false_positives} of {n.fixed_runs}.",

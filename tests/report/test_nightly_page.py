@@ -129,6 +129,26 @@ def test_the_run_an_interruption_stopped_is_not_judged(
     doc["runs"][-2].update(exit_code=None, note="stopped after 900 s")  # a hang: judged
     (log_dir / "nightly.json").write_text(json.dumps({**doc, "interrupted": True}))
     n = read_nightly(log_dir)
-    assert n.stopped is not None and n.stopped.name == "all seed 2 bugs KAFKA-7672"
+    assert [r.name for r in n.stopped] == ["all seed 2 bugs KAFKA-7672"]
     assert len(n.runs) == 3 and n.false_positives == 1  # the hung fixed-worker run
     assert "interrupted, stopping `all seed 2 bugs KAFKA-7672`" in markdown_table(n)
+
+
+def test_runs_at_once_count_the_nightly_wall_time_and_every_stopped_run(
+    two_nightlies: tuple[Path, Path, Path], tmp_path: Path,
+) -> None:
+    """With `jobs: 2` runs overlap: runs/hour is over the nightly's own start to finish,
+    not the sum of the runs, and an interruption stops (and sets aside) both."""
+    log_dir = _copy(two_nightlies[0], tmp_path) / two_nightlies[2].name
+    doc = json.loads((log_dir / "nightly.json").read_text())
+    for run in doc["runs"]:
+        run["duration_s"] = 600.0
+    doc["runs"][-1].update(exit_code=None, note="interrupted with the nightly")
+    doc["runs"][-2].update(exit_code=None, note="interrupted with the nightly")
+    doc.update(interrupted=True, started_at="2026-11-23T10:00:00+00:00",
+               finished_at="2026-11-23T10:30:00+00:00")
+    (log_dir / "nightly.json").write_text(json.dumps(doc))
+    n = read_nightly(log_dir)
+    assert n.wall_s == 1800.0 and len(n.stopped) == 2 and len(n.runs) == len(doc["runs"]) - 2
+    assert n.runs_per_hour == 2 * len(n.runs)
+    assert markdown_table(n).count("interrupted, stopping `") == 1
