@@ -151,9 +151,9 @@ class RunProcess:
 
     def stop(self, note: str) -> Attempt:
         _stop_group(self.proc)
-        run_dir = self.run_folder()
-        _clean_after(self.kchaos_argv, self.results_dir, run_dir, self.stem)
-        return self._attempt(None, note)
+        attempt = self._attempt(None, note)
+        _clean_after(self.kchaos_argv, self.results_dir, attempt.run_dir, self.stem)
+        return attempt
 
     def run_folder(self) -> Path | None:
         """The folder the run printed (`kchaos run` prints it as it makes it)."""

@@ -240,7 +240,7 @@ def remove(state: dict[str, Any]) -> list[str]:
 def clean_networks(folders: Iterable[Path]) -> list[str]:
     """`kchaos clean`: the run networks these run folders left behind."""
     removed: list[str] = []
-    for state_file in (f / STATE_FILE for f in folders if (f / STATE_FILE).exists()):
+    for state_file in (f / STATE_FILE for f in folders):
         try:
             state = json.loads(state_file.read_text())
         except (OSError, ValueError):

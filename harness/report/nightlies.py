@@ -67,7 +67,8 @@ class Nightly:
 
     @property
     def wall_s(self) -> float:
-        """Start to finish; runs overlap when the nightly ran several at once."""
+        """Start to finish (runs overlap when the nightly ran several at once); a nightly.json
+        from before `finished_at` was recorded ran one at a time: the sum of its runs."""
         if self.started_at and self.finished_at and self.started_at.tzinfo:
             return max(0.0, (self.finished_at - self.started_at).total_seconds())
         return sum(r.duration_s for r in self.runs)
@@ -134,17 +135,6 @@ def _started(log_dir: Path, doc: Mapping[str, Any]) -> datetime | None:
         return None
 
 
-def _finished(log_dir: Path, doc: Mapping[str, Any]) -> datetime | None:
-    """When its runs ended: recorded, else when nightly.json was written (just after)."""
-    given = parse_time(doc.get("finished_at"))
-    if given:
-        return given
-    try:
-        return datetime.fromtimestamp((log_dir / NIGHTLY_JSON).stat().st_mtime, tz=UTC)
-    except OSError:
-        return None
-
-
 def read_nightly(log_dir: Path) -> Nightly:
     """Raises OSError or ValueError when nightly.json is missing or not a nightly's."""
     doc = json.loads((log_dir / NIGHTLY_JSON).read_text())
@@ -167,7 +157,7 @@ def read_nightly(log_dir: Path) -> Nightly:
         budget_s=float(budget) if isinstance(budget, int | float) else None,
         runs=runs, not_started=not_started, interrupted=bool(doc.get("interrupted")),
         judgement=judge(judged, lost), stopped=stopped,
-        finished_at=_finished(log_dir, doc),
+        finished_at=parse_time(doc.get("finished_at")),
     )
 
 
