@@ -41,6 +41,10 @@ class GlobalInvalidOffset(RuntimeError):
     """Fatal under the KIP-406 switch: the process must die."""
 
 
+class GlobalNotReady(RuntimeError):
+    """A join while the global store is being rebuilt: the record must wait."""
+
+
 class GlobalStreamThread(threading.Thread):
     def __init__(
         self, cfg: WorkerConfig, tracer: Tracer, control: ControlFile, on_fatal: Callable[[], None]
@@ -60,7 +64,12 @@ class GlobalStreamThread(threading.Thread):
     # -- reads from stream threads ---------------------------------------------------
 
     def version(self, account: str) -> int | None:
+        """Raises GlobalNotReady while the store is rebuilt. Checked under the store lock,
+        which the rebuild takes to clear `ready`: a stream thread that saw `ready` before
+        its batch may still be joining when the global thread finds the invalid offset."""
         with self._store_lock:
+            if not self.ready.is_set():
+                raise GlobalNotReady(account)
             raw = self.store.get(account) if self.store.is_open else None
         return None if raw is None else Account.decode(raw.encode()).version
 
@@ -171,7 +180,8 @@ class GlobalStreamThread(threading.Thread):
             raise GlobalInvalidOffset(f"invalid offset {offset} for the global store")
         self.tracer.emit(THREAD, "global-invalid-offset", offset=offset, action="wipe")
         if not self.cfg.bug(bugs.GLOBAL_REBUILD_NONBLOCKING):
-            self.ready.clear()  # stream threads stop joining until the rebuild is done
+            with self._store_lock:  # no join in flight sees the wipe below
+                self.ready.clear()  # stream threads stop joining until the rebuild is done
         self._wipe("invalid offset in the global thread")
         if not restoring:
             self._restore(0)

@@ -18,6 +18,7 @@ from workloads.worker import bugs
 from workloads.worker.collector import RecordCollector
 from workloads.worker.config import WorkerConfig
 from workloads.worker.control import ControlFile
+from workloads.worker.global_thread import GlobalNotReady
 from workloads.worker.restore import ChangelogReader
 from workloads.worker.state_manager import StateManager
 from workloads.worker.statedir import StateDirectory
@@ -115,13 +116,17 @@ class StreamTask:
         event = Event.decode(r.value)
         if self.committed_input is None:
             self.committed_input = r.offset  # read from the committed offset (thread._rewind)
-        result = processor.process(
-            event, self.partition, r.offset, self._get, self.global_version,
-            # Without a transaction any of the dedup record, the balance record and the
-            # output may have outlived the others: a redelivery must not count twice.
-            at_least_once=not self.cfg.eos,
-            committed_offset=self.committed_input,
-        )
+        try:
+            result = processor.process(
+                event, self.partition, r.offset, self._get, self.global_version,
+                # Without a transaction any of the dedup record, the balance record and the
+                # output may have outlived the others: a redelivery must not count twice.
+                at_least_once=not self.cfg.eos,
+                committed_offset=self.committed_input,
+            )
+        except GlobalNotReady:
+            self.queue.appendleft(r)  # nothing written yet: processed after the rebuild
+            raise
         if result.reemitted:
             self.tracer.emit(
                 self.thread, "dedup-reemit", task=self.task, event_id=event.event_id,

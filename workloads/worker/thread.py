@@ -25,6 +25,7 @@ from workloads.worker.assignor import StreamsAssignor, Subscription
 from workloads.worker.collector import RecordCollector
 from workloads.worker.config import WorkerConfig
 from workloads.worker.control import ControlFile
+from workloads.worker.global_thread import GlobalNotReady
 from workloads.worker.restore import ChangelogReader
 from workloads.worker.statedir import StateDirectory
 from workloads.worker.task_active import StreamTask
@@ -304,7 +305,10 @@ class StreamThread(threading.Thread):
                     self.producer.begin_transaction()
                     self._in_txn = True
                     self.tracer.emit(self.tname, "txn-begin")
-                task.process_one(self.collector)
+                try:
+                    task.process_one(self.collector)
+                except GlobalNotReady:
+                    return  # the global store is rebuilt meanwhile: the record waits
             for store in task.memtable_switches():
                 self.tracer.emit(self.tname, "memtable-flush", task=task.task, store=store,
                                  in_txn=self._in_txn)
