@@ -29,7 +29,7 @@ class Parser(argparse.ArgumentParser):
     """argparse exits 2 on bad options; kchaos reserves 2 for 'unknown' and uses 254."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see `kchaos {self.prog.split(' ', 1)[-1]} --help`)")
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 Handler = Callable[[argparse.Namespace], int]
@@ -326,7 +326,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         with _stop_on_sigterm():
-            args = build_parser().parse_args(argv)
+            args, unknown = build_parser().parse_known_args(argv)
+            if unknown:  # named here, where the subcommand whose help lists them is known
+                names = (args.command, getattr(args, "kafka_command", None))
+                command = " ".join(n for n in names if n)
+                raise UsageError(f"unrecognized arguments: {' '.join(unknown)} "
+                                 f"(see `kchaos {command} --help`)")
             handler: Handler = args.handler
             return handler(args)
     except KeyboardInterrupt as exc:

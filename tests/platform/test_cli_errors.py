@@ -87,6 +87,8 @@ def test_missing_maven_with_an_empty_jar_cache(tmp_path: Path, cwd: Path) -> Non
     (["run", "--rate", "-1"], ["--rate"]),
     (["frobnicate"], ["frobnicate"]),
     (["nightly", "--budget", "2x"], ["--budget"]),
+    # an option of another command (--results-dir goes before the command): its own help
+    (["nightly", "--results-dir", "r"], ["--results-dir", "`kchaos nightly --help`"]),
     (["nightly", "--budget", "0"], ["--budget"]),
     (["nightly", "--matrix", "absent.yaml"], ["cannot read the matrix"]),
     (["repro", "absent-run"], ["absent-run"]),
