@@ -59,6 +59,9 @@ class Started(Protocol):
     def poll(self) -> Attempt | None:
         """The attempt once the run has ended (or was stopped for its timeout)."""
 
+    def terminate(self) -> None:
+        """Ask the run to stop (SIGTERM), without waiting for it."""
+
     def stop(self, note: str) -> Attempt:
         """Stop the run now and clean after it."""
 
@@ -116,6 +119,8 @@ def run_matrix(
         names = ", ".join(matrix.cells[n].name for n in running)
         err.print(f"[yellow]nightly interrupted[/] during {names or 'a start'}; "
                   "stopping what runs", highlight=False)
+        for run in running.values():  # all at once: each stop may wait its grace
+            run.terminate()
         for n, run in running.items():
             finished[n] = run.stop("interrupted with the nightly")
         if starting is not None:  # interrupted while starting it: no process to stop
@@ -148,6 +153,9 @@ class RunProcess:
         if time.monotonic() - self.started > self.timeout_s:
             return self.stop(f"stopped after {self.timeout_s:g} s (run_timeout_s)")
         return None
+
+    def terminate(self) -> None:
+        _signal_group(self.proc, signal.SIGTERM)
 
     def stop(self, note: str) -> Attempt:
         _stop_group(self.proc)
@@ -191,15 +199,22 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
     """The run leads its own process group (start_new_session): stop that group by its id,
     politely first so `kchaos run` can stop its brokers and pods."""
     for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
+        if not _signal_group(proc, sig):
             return
         try:
             proc.wait(timeout=wait_s)
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> bool:
+    """False when the group is gone."""
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _read(stem: Path) -> str:

@@ -146,20 +146,28 @@ class FakeRun:
     took: float
     began: float = 0.0
     stopped: bool = False
+    signals: list[str] | None = None  # shared by the runs of one test: the order of calls
 
     def poll(self) -> Attempt | None:
         if self.clock.now - self.began >= self.took:
             return Attempt(self.cell, 0, None, self.clock.now - self.began)
         return None
 
+    def terminate(self) -> None:
+        if self.signals is not None:
+            self.signals.append(f"SIGTERM {self.cell.profile}")
+
     def stop(self, note: str) -> Attempt:
         self.stopped = True
+        if self.signals is not None:
+            self.signals.append(f"stop {self.cell.profile}")
         return Attempt(self.cell, None, None, self.clock.now - self.began, note)
 
 
-def _fake_runs(clock: FakeClock, took: float, log: list[FakeRun]) -> Launcher:
+def _fake_runs(clock: FakeClock, took: float, log: list[FakeRun],
+               signals: list[str] | None = None) -> Launcher:
     def start(cell: Cell, number: int) -> FakeRun:
-        log.append(FakeRun(cell, clock, took, clock.now))
+        log.append(FakeRun(cell, clock, took, clock.now, signals=signals))
         return log[-1]
 
     return start
@@ -200,10 +208,13 @@ def test_interruption_stops_every_run_in_progress() -> None:
         if clock.now >= 40.0:
             raise KeyboardInterrupt
 
-    done = run_matrix(m, 1000.0, _fake_runs(clock, 30.0, log), jobs=2, clock=clock,
+    signals: list[str] = []
+    done = run_matrix(m, 1000.0, _fake_runs(clock, 30.0, log, signals), jobs=2, clock=clock,
                       sleep=sleep)
     assert done.interrupted is not None
     assert [r.stopped for r in log] == [False, False, True, True]
+    # Every run is told first: a run slow to stop does not hold back the other's SIGTERM.
+    assert signals == ["SIGTERM move", "SIGTERM checkpoint", "stop move", "stop checkpoint"]
     assert [a.exit_code for a in done.attempts] == [0, 0, None, None]
     assert [c.profile for c in done.skipped] == ["global"]
 
