@@ -165,25 +165,23 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _jobs(text: str) -> int:
-    try:
-        jobs = int(text)
-    except ValueError:
-        jobs = 0
-    if jobs < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs at once (1 or more)")
-    return jobs
+def _int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer from `low` to `high` (None: no bound), else `what`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return value
+
+    return parse
 
 
-def _port(text: str) -> int:
-    """A TCP port for `serve`: 0 (any free one) to 65535."""
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0-65535; 0 picks a free one)")
-    return port
+_jobs = _int_in(1, None, "a number of runs at once (1 or more)")
+_port = _int_in(0, 65535, "a port (0-65535; 0 picks a free one)")  # for `serve`
 
 
 def build_parser() -> Parser:
