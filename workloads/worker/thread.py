@@ -307,8 +307,10 @@ class StreamThread(threading.Thread):
                     self.tracer.emit(self.tname, "txn-begin")
                 try:
                     task.process_one(self.collector)
-                except GlobalNotReady:
-                    return  # the global store is rebuilt meanwhile: the record waits
+                except GlobalNotReady:  # the global store is rebuilt: the record waits
+                    # Once per rebuild: `global_ready` keeps _process from running again.
+                    self.tracer.emit(self.tname, "global-wait", task=task.task)
+                    return
             for store in task.memtable_switches():
                 self.tracer.emit(self.tname, "memtable-flush", task=task.task, store=store,
                                  in_txn=self._in_txn)
