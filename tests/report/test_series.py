@@ -87,3 +87,15 @@ def test_commit_keys_int_refuses_are_not_partitions() -> None:
     assert partition_of("\x1e6") == 6  # stripped first, then given to int()
     assert partition_of("²") is None
     assert partition_of(" 7 ") == 7 and partition_of("-1") == -1
+
+
+def test_each_fault_is_shaded_on_every_row_of_the_timeline() -> None:
+    ops = [_ack(0, 0, 0), _nemesis(2, "kill", "pod-1", "start"),
+           _nemesis(3, "kill", "pod-1", "end"), _ack(10, 0, 1)]
+    tl = build_timeline(ops, {}, {})
+    assert tl is not None and len(tl.bands) == 1
+    fig = timeline_figure(tl, ["pod-0", "pod-1"])
+    shaded = sorted((s.xref, s.yref, s.x0, s.x1) for s in fig.layout.shapes)
+    band = tl.bands[0]
+    assert shaded == [(f"x{n}", f"y{n} domain", band.start_s, band.end_s)
+                      for n in ("", "2", "3", "4")]
