@@ -31,6 +31,19 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """Unknown options named with the help of the command they were given to (argparse
+        reports them at the top level: `kchaos --help`)."""
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            names = (getattr(parsed, "command", None), getattr(parsed, "kafka_command", None))
+            command = " ".join(["kchaos", *(n for n in names if n)])
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)} "
+                             f"(see `{command} --help`)")
+        return parsed
+
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -324,12 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         with _stop_on_sigterm():
-            args, unknown = build_parser().parse_known_args(argv)
-            if unknown:  # named here, where the subcommand whose help lists them is known
-                names = (args.command, getattr(args, "kafka_command", None))
-                command = " ".join(n for n in names if n)
-                raise UsageError(f"unrecognized arguments: {' '.join(unknown)} "
-                                 f"(see `kchaos {command} --help`)")
+            args = build_parser().parse_args(argv)
             handler: Handler = args.handler
             return handler(args)
     except KeyboardInterrupt as exc:
