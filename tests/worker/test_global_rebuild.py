@@ -12,8 +12,9 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from worker_fakes import RecordingReader
 
-from workloads.ledger.contract import Account, Event
+from workloads.ledger.contract import BALANCE_STORE, Account, Event
 from workloads.worker import bugs
 from workloads.worker.collector import RecordCollector
 from workloads.worker.config import parse_args
@@ -61,13 +62,6 @@ class RecordingCollector:
         self.sent.append(args)
 
 
-class CompleteReader:
-    def register(self, *_: Any, **__: Any) -> None: ...
-
-    def position(self, _: Any) -> int:
-        return 0
-
-
 def test_a_record_that_meets_a_rebuild_stays_first_in_its_queue(tmp_path: Path) -> None:
     def rebuilding(account: str) -> int | None:
         raise GlobalNotReady(account)
@@ -75,7 +69,7 @@ def test_a_record_that_meets_a_rebuild_stays_first_in_its_queue(tmp_path: Path) 
     cfg = parse_args(["--bootstrap", "127.0.0.1:9", "--state-dir", str(tmp_path / "state")])
     task = StreamTask(cfg, "0_0", StateDirectory(cfg.app_dir), Tracer(None, "pod-0"),
                       ControlFile(None), rebuilding, "StreamThread-1")
-    reader = cast(ChangelogReader, CompleteReader())
+    reader = cast(ChangelogReader, RecordingReader())
     assert task.try_initialize(reader)
     task.complete_restoration(reader)
     records = [SimpleNamespace(offset=o, value=Event(f"e{o}", "acct-00001", 5).encode())
@@ -88,5 +82,5 @@ def test_a_record_that_meets_a_rebuild_stays_first_in_its_queue(tmp_path: Path) 
 
     assert list(task.queue) == records, "the record must be processed after the rebuild"
     assert collector.sent == [] and task.next_offset is None
-    assert task.sm.stores["balances"].get("acct-00001") is None
+    assert task.sm.stores[BALANCE_STORE].get("acct-00001") is None
     task.sm.close()

@@ -8,9 +8,9 @@ recording fake (the broker side is the e2e runs')."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
-from kafka import TopicPartition
+from worker_fakes import RecordingReader
 
 from workloads.worker.config import parse_args
 from workloads.worker.control import ControlFile
@@ -18,24 +18,6 @@ from workloads.worker.restore import ChangelogReader
 from workloads.worker.statedir import StateDirectory
 from workloads.worker.task_active import RESTORING, RUNNING, SUSPENDED, StreamTask
 from workloads.worker.trace import Tracer
-
-
-class RecordingReader:
-    """The ChangelogReader calls a task makes, recorded; every restore is complete."""
-
-    def __init__(self) -> None:
-        self.registered: list[tuple[TopicPartition, int]] = []
-        self.unregistered: list[TopicPartition] = []
-
-    def register(self, task: str, store: str, tp: TopicPartition, start: int, *_: Any,
-                 **__: Any) -> None:
-        self.registered.append((tp, start))
-
-    def unregister(self, tps: list[TopicPartition]) -> None:
-        self.unregistered.extend(tps)
-
-    def position(self, tp: TopicPartition) -> int:
-        return 0
 
 
 def test_a_resumed_task_restores_from_its_store_offsets_before_it_runs(tmp_path: Path) -> None:
