@@ -40,9 +40,8 @@ def run_figures(nightly_dir: Path, entry: dict[str, Any]) -> dict[str, float] | 
     """One run's phases, wall and overhead; None when it left no usable run.json."""
     if not entry.get("run_dir"):
         return None
-    run_dir = Path(entry["run_dir"])
-    if not run_dir.is_absolute():  # recorded relative to where the nightly ran
-        run_dir = nightly_dir.parent.parent / run_dir
+    # Recorded relative to where the nightly ran; its runs sit beside its own folder.
+    run_dir = nightly_dir.parent / Path(entry["run_dir"]).name
     try:
         timings = json.loads((run_dir / "run.json").read_text()).get("timings", {})
     except (OSError, ValueError):
