@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.checks import CHECKS, Check
+from checker.checks import CHECKS, Check, event_tallies
 from checker.coverage import coverage_section
 from checker.frames import Frames, load_frames
 from checker.meta import Meta, load_meta
@@ -125,7 +125,7 @@ def check_history(
         figures["adaptive"] = settings["spark.sql.adaptive.enabled"] == "true"
         t = time.perf_counter()
         frames = load_frames(spark, history_dir)
-        events = frames.persist()
+        events = frames.persist(event_tallies())
         figures["load_s"] = round(time.perf_counter() - t, 3)
         figures["events"] = events
         results, seconds = run_checks(spark, frames, meta)

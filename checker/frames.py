@@ -6,7 +6,8 @@ history); `persist` materialises the expensive one once per run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -41,16 +42,31 @@ class Frames:
     traces: DataFrame
     ops: DataFrame
     events: DataFrame
+    # Rows of `events` matching each named predicate, counted while it was materialised.
+    tallies: dict[str, int] = field(default_factory=dict, compare=False)
 
-    def persist(self) -> int:
-        """Materialise `events`; returns the number of committed input records."""
+    def persist(self, predicates: Mapping[str, Column] | None = None) -> int:
+        """Materialise `events`, counting its rows that match each of `predicates` in the
+        same job (most checks of a sound run end at a count of 0: one job, not one each);
+        returns the number of committed input records."""
         self.events.persist(StorageLevel.MEMORY_AND_DISK)
-        row = self.events.agg(F.sum("occurrences").alias("n")).collect()[0]
-        return int(row["n"] or 0)
+        named = dict(predicates or {})
+        row = self.events.agg(
+            F.sum("occurrences").alias("_n"),
+            *(F.count_if(p).alias(f"_t{i}") for i, p in enumerate(named.values())),
+        ).collect()[0]
+        self.tallies.update({name: int(row[f"_t{i}"]) for i, name in enumerate(named)})
+        return int(row["_n"] or 0)
+
+    def count_events(self, name: str, predicate: Column) -> int:
+        """Rows of `events` matching `predicate`: the tally `persist` took under `name`,
+        or a count of its own if it took none."""
+        if name in self.tallies:
+            return self.tallies[name]
+        return self.events.where(predicate).count()
 
     def unpersist(self) -> None:
-        for f in fields(self):
-            getattr(self, f.name).unpersist()
+        self.events.unpersist()
 
 
 def read_history(spark: SparkSession, history_dir: Path) -> dict[str, DataFrame]:

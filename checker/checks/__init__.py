@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, SparkSession
 
+from checker.checks import balances, events
 from checker.checks.availability import unavailable
 from checker.checks.balances import lost_history, wrong_balance
 from checker.checks.checkpoints import stale_checkpoint
@@ -30,3 +31,14 @@ CHECKS: dict[str, Check] = {
     "stale-global": stale_global,
     "unavailable": unavailable,
 }
+
+
+def event_tallies() -> dict[str, Column]:
+    """The per-event predicates whose counts the checks read (Frames.count_events),
+    counted while the events view is materialised (built here: a Column needs a session)."""
+    return {
+        events.WITHOUT_OUTPUT: events.without_output(),
+        events.DUPLICATED: events.duplicated(),
+        balances.BELOW: balances.below(),
+        balances.OTHERWISE_WRONG: balances.otherwise_wrong(),
+    }

@@ -15,7 +15,7 @@ output of that account is off by the same fault.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from checker.examples import with_context
@@ -40,11 +40,11 @@ _EXAMPLE_COLS = (
 )
 
 
-def judged(frames: Frames) -> DataFrame:
-    """Events whose first output is wrong, with a `reason`."""
-    ev = frames.events.where(F.col("outputs") > 0)
-    reason = (
-        F.when(F.col("partition").isNull(), F.lit("no-committed-input"))
+def fault() -> Column:
+    """Why an event's first output is wrong (null: it is right, or there is none)."""
+    return (
+        F.when(F.col("outputs") == 0, F.lit(None))
+        .when(F.col("partition").isNull(), F.lit("no-committed-input"))
         .when(
             (F.col("in_partition") != F.col("partition")) | (F.col("in_offset") != F.col("offset")),
             F.lit("not-first-occurrence"),
@@ -53,11 +53,27 @@ def judged(frames: Frames) -> DataFrame:
         .when(F.col("balance") < F.col("expected"), F.lit("below"))
         .when(F.col("balance") > F.col("expected"), F.lit("above"))
     )
-    return ev.withColumn("reason", reason).where(F.col("reason").isNotNull())
 
 
-def _report(frames: Frames, bad: DataFrame) -> CheckResult:
-    count = bad.count()
+def below() -> Column:
+    return fault() == "below"
+
+
+def otherwise_wrong() -> Column:
+    return fault().isNotNull() & (fault() != "below")
+
+
+# Names of the event tallies (Frames.persist) these checks read.
+BELOW = "balance-below"
+OTHERWISE_WRONG = "balance-otherwise-wrong"
+
+
+def judged(frames: Frames) -> DataFrame:
+    """Events whose first output is wrong, with a `reason`."""
+    return frames.events.withColumn("reason", fault()).where(F.col("reason").isNotNull())
+
+
+def _report(frames: Frames, bad: DataFrame, count: int) -> CheckResult:
     if count == 0:
         return CheckResult(valid=True)
     onset = Window.partitionBy("account").orderBy("in_partition", "in_offset", "event_id")
@@ -77,8 +93,10 @@ def _report(frames: Frames, bad: DataFrame) -> CheckResult:
 
 
 def lost_history(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    return _report(frames, judged(frames).where(F.col("reason") == "below"))
+    bad = judged(frames).where(F.col("reason") == "below")
+    return _report(frames, bad, frames.count_events(BELOW, below()))
 
 
 def wrong_balance(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    return _report(frames, judged(frames).where(F.col("reason") != "below"))
+    bad = judged(frames).where(F.col("reason") != "below")
+    return _report(frames, bad, frames.count_events(OTHERWISE_WRONG, otherwise_wrong()))

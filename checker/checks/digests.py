@@ -141,27 +141,33 @@ def ahead_on_committed_prefix(frames: Frames, suspects: DataFrame) -> DataFrame:
         .orderBy("offset")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
+    # States as numbers (live keys, sum of entry hashes): the suspects' digests are parsed
+    # once each instead of a string formatted per record, and the suspects are broadcast
+    # (the left side of a semi join cannot be).
     states = deltas.select(
         "store",
         "partition",
         "offset",
-        _digest(F.sum("_dc").over(running), F.sum("_ds").over(running)).alias("_state"),
+        F.sum("_dc").over(running).alias("_count"),
+        F.sum("_ds").over(running).alias("_sum"),
     )
+    reported = F.split(F.col("digest"), ":")
     s = F.broadcast(suspects.select(
         "_init",
         F.col("store").alias("_s_store"),
         F.col("partition").alias("_s_partition"),
         F.col("checkpoint").alias("_s_checkpoint"),
-        F.col("digest").alias("_s_digest"),
+        reported.getItem(0).try_cast("long").alias("_s_count"),
+        reported.getItem(1).try_cast("long").alias("_s_sum"),
     ))
-    return s.join(
-        states,
+    return states.join(
+        s,
         (F.col("_s_store") == F.col("store"))
         & (F.col("_s_partition") == F.col("partition"))
-        & (F.col("offset") > F.col("_s_checkpoint"))
-        & (F.col("_state") == F.col("_s_digest")),
-        "left_semi",
-    ).select("_init")
+        & (F.col("_s_count") == F.col("_count"))
+        & (F.col("_s_sum") == F.col("_sum"))
+        & (F.col("offset") > F.col("_s_checkpoint")),
+    ).select("_init").distinct()
 
 
 def stale_inits(frames: Frames) -> list[Row]:

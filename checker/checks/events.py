@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from checker.examples import row_dict, skip_traces, with_context
@@ -28,6 +28,9 @@ TOLERATED_NOTE = (
     "at_least_once allows re-processing after a crash: duplicates are reported but do "
     "not make the run invalid"
 )
+# Names of the event tallies (Frames.persist) these checks read.
+WITHOUT_OUTPUT = "without-output"
+DUPLICATED = "duplicated"
 _FIRST_COLS = ("partition", "offset", "sent_ms", "event_id", "account", "amount")
 
 
@@ -43,8 +46,17 @@ def _skips(frames: Frames) -> DataFrame:
     )
 
 
+def without_output() -> Column:
+    """An event of the view with a committed occurrence and no committed output."""
+    return F.col("partition").isNotNull() & (F.col("outputs") == 0)
+
+
+def duplicated() -> Column:
+    return F.col("outputs") > 1
+
+
 def _without_output(frames: Frames) -> DataFrame:
-    return frames.events.where(F.col("partition").isNotNull() & (F.col("outputs") == 0))
+    return frames.events.where(without_output())
 
 
 def _missing(frames: Frames, skipped: bool) -> DataFrame:
@@ -73,20 +85,20 @@ def _report(frames: Frames, rows: DataFrame) -> CheckResult:
 
 
 def dedup_skip(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    if _without_output(frames).isEmpty():  # one pass over the cached view, no trace scan
+    if frames.count_events(WITHOUT_OUTPUT, without_output()) == 0:  # no trace scan
         return CheckResult(valid=True)
     return _report(frames, _missing(frames, skipped=True))
 
 
 def lost_event(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    if _without_output(frames).isEmpty():
+    if frames.count_events(WITHOUT_OUTPUT, without_output()) == 0:
         return CheckResult(valid=True)
     return _report(frames, _missing(frames, skipped=False))
 
 
 def duplicate_output(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    dups = frames.events.where(F.col("outputs") > 1)
-    count = dups.count()
+    dups = frames.events.where(duplicated())
+    count = frames.count_events(DUPLICATED, duplicated())
     if count == 0:
         return CheckResult(valid=True)
     keys = [
