@@ -11,6 +11,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -108,8 +109,11 @@ class Run:
             drained, drain_s = self._phase("drain", lambda: self._drain(bootstrap))
             self._phase("stop", self._stop_workload)
             self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
-            self._phase("stop-kafka", self._tear_down_placement)
-            verdict = self._phase("check", self._check)
+            # The check reads only stored files: the brokers stop meanwhile.
+            with ThreadPoolExecutor(1, thread_name_prefix="stop-kafka") as pool:
+                stopped = pool.submit(self._timed, "stop-kafka", self._tear_down_placement)
+                verdict = self._phase("check", self._check)
+                stopped.result()
             code = exit_code(verdict)
             return RunOutcome(self.run_dir, verdict, code)
         except BaseException as exc:
@@ -130,6 +134,9 @@ class Run:
     def _phase(self, name: str, action: Callable[[], T]) -> T:
         self.progress.phase = name
         self._sink(self.progress)
+        return self._timed(name, action)
+
+    def _timed(self, name: str, action: Callable[[], T]) -> T:
         started = time.monotonic()
         try:
             return action()
