@@ -106,9 +106,10 @@ def profile_pass(spark: Any, history: Path, code: SimpleNamespace) -> dict[str, 
         spark.conf.set(key, value)
     sc.setJobGroup(f"{tag}-load", "load")
     frames = code.frames.load_frames(spark, history)
-    # A checker from before the event tallies persisted the view alone.
-    tallies = code.checks.event_tallies() if hasattr(code.checks, "event_tallies") else None
-    frames.persist(tallies) if tallies is not None else frames.persist()
+    if hasattr(code.checks, "event_tallies"):
+        frames.persist(code.checks.event_tallies())
+    else:  # a checker from before the event tallies persisted the view alone
+        frames.persist()
     cpu = jvm_cpu(spark)
     rows: list[tuple[str, float, float, int, int, Any]] = [
         ("load + persist", time.perf_counter() - t0, cpu - cpu0, *jobs_of(f"{tag}-load"), "")]

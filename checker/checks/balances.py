@@ -60,17 +60,12 @@ def below() -> Column:
 
 
 def otherwise_wrong() -> Column:
-    return fault().isNotNull() & (fault() != "below")
+    return fault() != "below"  # null (nothing wrong) is neither counted nor kept
 
 
 # Names of the event tallies (Frames.persist) these checks read.
 BELOW = "balance-below"
 OTHERWISE_WRONG = "balance-otherwise-wrong"
-
-
-def judged(frames: Frames) -> DataFrame:
-    """Events whose first output is wrong, with a `reason`."""
-    return frames.events.withColumn("reason", fault()).where(F.col("reason").isNotNull())
 
 
 def _report(frames: Frames, bad: DataFrame, count: int) -> CheckResult:
@@ -92,11 +87,15 @@ def _report(frames: Frames, bad: DataFrame, count: int) -> CheckResult:
     return CheckResult(valid=False, count=count, examples=examples, details={"accounts": accounts})
 
 
+def _judged(frames: Frames, name: str, predicate: Column) -> CheckResult:
+    """The events matching `predicate` (counted as the tally `name`), with a `reason`."""
+    bad = frames.events.where(predicate).withColumn("reason", fault())
+    return _report(frames, bad, frames.count_events(name, predicate))
+
+
 def lost_history(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    bad = judged(frames).where(F.col("reason") == "below")
-    return _report(frames, bad, frames.count_events(BELOW, below()))
+    return _judged(frames, BELOW, below())
 
 
 def wrong_balance(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    bad = judged(frames).where(F.col("reason") != "below")
-    return _report(frames, bad, frames.count_events(OTHERWISE_WRONG, otherwise_wrong()))
+    return _judged(frames, OTHERWISE_WRONG, otherwise_wrong())
