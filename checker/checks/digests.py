@@ -22,6 +22,7 @@ an analysis round trip per DataFrame (1.4 s of 1.5 s building exact_mismatches, 
 
 from __future__ import annotations
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
@@ -172,18 +173,17 @@ def ahead_on_committed_prefix(frames: Frames, suspects: DataFrame) -> DataFrame:
 
 def stale_inits(frames: Frames) -> list[Row]:
     """Inits whose store is no committed prefix of its changelog reaching the checkpoint,
-    as rows (one per init: few). The exact pass is collected, and only its suspects go
-    back to Spark (a local relation) for the second pass: one job when nothing is stale
-    (a checkpoint or a count would each be another), and the first pass never re-runs."""
-    suspects = exact_mismatches(frames, inits(frames))
-    rows = suspects.collect()
-    if not rows:
-        return []
-    spark = suspects.sparkSession
-    fine = {
-        r["_init"]
-        for r in ahead_on_committed_prefix(frames, spark.createDataFrame(rows, suspects.schema))
-        .select("_init")
-        .collect()
-    }
+    as rows (one per init: few). The exact pass is cached while it is collected, and the
+    second pass reads its suspects from that cache: one job when nothing is stale, and the
+    first pass never re-runs. (Rebuilding the suspects from the collected rows instead made
+    a local Spark parallelize them over spark.default.parallelism tasks, through Python
+    workers: 3 s of a 60 s run's 4.5 s check, profiled.)"""
+    suspects = exact_mismatches(frames, inits(frames)).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        rows = suspects.collect()
+        if not rows:
+            return []
+        fine = {r["_init"] for r in ahead_on_committed_prefix(frames, suspects).collect()}
+    finally:
+        suspects.unpersist()
     return [r for r in rows if r["_init"] not in fine]
