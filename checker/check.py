@@ -125,7 +125,7 @@ def check_history(
         figures["adaptive"] = settings["spark.sql.adaptive.enabled"] == "true"
         t = time.perf_counter()
         frames = load_frames(spark, history_dir)
-        events = frames.persist(event_tallies())
+        events = frames.tally(event_tallies(meta))
         figures["load_s"] = round(time.perf_counter() - t, 3)
         figures["events"] = events
         results, seconds = run_checks(spark, frames, meta)

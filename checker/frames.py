@@ -1,7 +1,7 @@
 """Load `history/*.parquet` into DataFrames, with the derived per-event view the checks use.
 
 Derived frames are lazy plans over the raw ones (so the checks stay pure functions of the
-history); `persist` materialises the expensive one once per run.
+history); `Frames.tally` computes the expensive one once per run.
 """
 
 from __future__ import annotations
@@ -42,24 +42,28 @@ class Frames:
     traces: DataFrame
     ops: DataFrame
     events: DataFrame
-    # Rows of `events` matching each named predicate, counted while it was materialised.
+    # Rows of `events` matching each named predicate (Frames.tally).
     tallies: dict[str, int] = field(default_factory=dict, compare=False)
 
-    def persist(self, predicates: Mapping[str, Column] | None = None) -> int:
-        """Materialise `events`, counting its rows that match each of `predicates` in the
-        same job (most checks of a sound run end at a count of 0: one job, not one each);
-        returns the number of committed input records."""
-        self.events.persist(StorageLevel.MEMORY_AND_DISK)
+    def tally(self, predicates: Mapping[str, Column] | None = None) -> int:
+        """Count, in one job over `events`, the committed input records and the rows that
+        match each of `predicates`; returns the former. Every check that reads the view
+        has its tally here, and most end at a count of 0: a sound run computes the view
+        once and keeps none of it. Only when a count is not 0 is the view cached, for the
+        checks that then read it again for their examples (caching 10M events cost more
+        than a quarter of the check, measured in bench_checker_profile.py)."""
         named = dict(predicates or {})
         row = self.events.agg(
             F.sum("occurrences").alias("_n"),
             *(F.count_if(p).alias(f"_t{i}") for i, p in enumerate(named.values())),
         ).collect()[0]
         self.tallies.update({name: int(row[f"_t{i}"]) for i, name in enumerate(named)})
+        if any(self.tallies.values()):
+            self.events.persist(StorageLevel.MEMORY_AND_DISK)
         return int(row["_n"] or 0)
 
     def count_events(self, name: str, predicate: Column) -> int:
-        """Rows of `events` matching `predicate`: the tally `persist` took under `name`,
+        """Rows of `events` matching `predicate`: the tally `tally` took under `name`,
         or a count of its own if it took none."""
         if name in self.tallies:
             return self.tallies[name]
@@ -95,7 +99,7 @@ def derive(raw: dict[str, DataFrame]) -> Frames:
         offsets=raw["offsets"],
         traces=raw["traces"],
         ops=raw["ops"],
-        events=events_view(raw["input"], raw["output"], raw["offsets"]),
+        events=events_view(raw["input"], raw["output"], raw["offsets"], raw["accounts"]),
     )
 
 

@@ -20,14 +20,19 @@ Columns of the view:
   out_partition, out_offset, in_partition, in_offset, balance, out_amount,
   global_version                      its first output: lowest output (partition,
                                       offset); null if none
+  account_versions                    the accounts topic's versioned records of the
+                                      account, as (timestamp_ms, version) structs;
+                                      null if it has none (stale-global's lookup)
 
 Cost: committed input and output records are shuffled once, together, by account; one
 hash aggregation per (account, event id) finds each event's first occurrence and first
 output (positions packed into longs so min/min_by stay hash-based), and one sort per
 account orders first occurrences for the running sum. Window functions over every record
-and joins between input and output cost about three times as much. Columns are named by
-F.col, not df["name"] or groupBy("name"): through Spark Connect those ask the server for
-the schema (checks/digests.py).
+and joins between input and output cost about three times as much. The account versions
+come from a broadcast join of the accounts topic (one row per version), so stale-global
+is a predicate on the view like the other checks and is tallied in the same job.
+Columns are named by F.col, not df["name"] or groupBy("name"): through Spark Connect those
+ask the server for the schema (checks/digests.py).
 """
 
 from __future__ import annotations
@@ -77,7 +82,18 @@ def _pos(partition: str, offset: str) -> Column:
     return F.shiftleft(F.col(partition).cast("long"), _POS_BITS) + F.col(offset)
 
 
-def events_view(input_: DataFrame, output: DataFrame, offsets: DataFrame) -> DataFrame:
+def account_versions(accounts: DataFrame) -> DataFrame:
+    """One row per account: its versioned records as (timestamp_ms, version) structs."""
+    return accounts.where(F.col("version").isNotNull()).groupBy(F.col("account")).agg(
+        F.collect_list(F.struct(F.col("timestamp_ms"), F.col("version"))).alias(
+            "account_versions"
+        )
+    )
+
+
+def events_view(
+    input_: DataFrame, output: DataFrame, offsets: DataFrame, accounts: DataFrame
+) -> DataFrame:
     n = _partitions(input_)
     null = F.lit(None)
     ins = committed_input(input_, offsets).select(
@@ -151,6 +167,10 @@ def events_view(input_: DataFrame, output: DataFrame, offsets: DataFrame) -> Dat
         .orderBy(F.col("_first").asc_nulls_last())
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
-    return view.withColumn(
-        "expected", F.when(F.col("_first").isNotNull(), F.sum("amount").over(running))
-    ).drop("_first")
+    return (
+        view.withColumn(
+            "expected", F.when(F.col("_first").isNotNull(), F.sum("amount").over(running))
+        )
+        .drop("_first")
+        .join(F.broadcast(account_versions(accounts)), "account", "left")
+    )

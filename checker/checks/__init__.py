@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from pyspark.sql import Column, SparkSession
 
-from checker.checks import balances, events
+from checker.checks import balances, events, global_table
 from checker.checks.availability import unavailable
 from checker.checks.balances import lost_history, wrong_balance
 from checker.checks.checkpoints import stale_checkpoint
@@ -33,12 +33,14 @@ CHECKS: dict[str, Check] = {
 }
 
 
-def event_tallies() -> dict[str, Column]:
-    """The per-event predicates whose counts the checks read (Frames.count_events),
-    counted while the events view is materialised (built here: a Column needs a session)."""
+def event_tallies(meta: Meta) -> dict[str, Column]:
+    """The per-event predicates whose counts the checks read (Frames.count_events), all
+    counted in the one job that computes the events view (Frames.tally; built here: a
+    Column needs a session)."""
     return {
         events.WITHOUT_OUTPUT: events.without_output(),
         events.DUPLICATED: events.duplicated(),
         balances.BELOW: balances.below(),
         balances.OTHERWISE_WRONG: balances.otherwise_wrong(),
+        global_table.STALE: global_table.stale(global_table.bound_ms(meta)),
     }

@@ -63,7 +63,7 @@ def otherwise_wrong() -> Column:
     return fault() != "below"  # null (nothing wrong) is neither counted nor kept
 
 
-# Names of the event tallies (Frames.persist) these checks read.
+# Names of the event tallies (Frames.tally) these checks read.
 BELOW = "balance-below"
 OTHERWISE_WRONG = "balance-otherwise-wrong"
 

@@ -28,7 +28,7 @@ TOLERATED_NOTE = (
     "at_least_once allows re-processing after a crash: duplicates are reported but do "
     "not make the run invalid"
 )
-# Names of the event tallies (Frames.persist) these checks read.
+# Names of the event tallies (Frames.tally) these checks read.
 WITHOUT_OUTPUT = "without-output"
 DUPLICATED = "duplicated"
 _FIRST_COLS = ("partition", "offset", "sent_ms", "event_id", "account", "amount")

@@ -12,7 +12,7 @@ account, the accounts topic has
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from checker.examples import row_dict, with_context
@@ -32,34 +32,41 @@ _COLS = (
 )
 
 
-def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    bound_ms = int(meta.stale_global_bound_s * 1000)
-    acc = frames.accounts.where(F.col("version").isNotNull()).select(
-        F.col("account").alias("_a"),
-        F.col("timestamp_ms").alias("_ts"),
-        F.col("version").alias("_v"),
-    )
-    # The first output of each event, sent when its first occurrence was; an output at any
-    # other position is wrong-balance's (and duplicate-output's) to report.
-    outs = frames.events.where(
+# Name of the event tally (Frames.tally) this check reads.
+STALE = "stale-global"
+
+
+def stale(bound_ms: int) -> Column:
+    """An event whose first output, sent when its first occurrence was, joined an older
+    account value than one acknowledged long enough before the send (the module's rule),
+    judged against the view's `account_versions`. An output at any other position is
+    wrong-balance's (and duplicate-output's) to report."""
+    g, sent = F.col("global_version"), F.col("sent_ms")
+    first_output = (
         (F.col("outputs") > 0)
         & (F.col("in_partition") == F.col("partition"))
         & (F.col("in_offset") == F.col("offset"))
     )
-    g = F.col("global_version")
-    # F.col, not outs["..."]: through Spark Connect that asks the server for the schema.
-    sent, ts = F.col("sent_ms"), F.col("_ts")
-    stale_when = (F.col("account") == F.col("_a")) & (
-        (g.isNull() & (ts < sent)) | ((ts + F.lit(bound_ms) < sent) & (F.col("_v") > g))
+    return first_output & F.exists(
+        "account_versions",
+        lambda v: (g.isNull() & (v["timestamp_ms"] < sent))
+        | ((v["timestamp_ms"] + F.lit(bound_ms) < sent) & (v["version"] > g)),
     )
-    # A semi join: the accounts side is small (one row per version), the outputs are not.
-    stale = outs.join(acc, stale_when, "left_semi")
-    count = stale.count()
+
+
+def bound_ms(meta: Meta) -> int:
+    return int(meta.stale_global_bound_s * 1000)
+
+
+def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
+    predicate = stale(bound_ms(meta))
+    count = frames.count_events(STALE, predicate)
     if count == 0:
         return CheckResult(valid=True)
     rows = [
         r.asDict()
-        for r in stale.select(*_COLS)
+        for r in frames.events.where(predicate)
+        .select(*_COLS)
         .orderBy("in_partition", "in_offset", "event_id")
         .limit(MAX_EXAMPLES)
         .collect()
