@@ -40,6 +40,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from checker.windows import hashed_keys
+
 
 def _partitions(df: DataFrame) -> int:
     return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 8)
@@ -163,7 +165,7 @@ def events_view(
     # ROWS frame: positions are unique per first occurrence; cheaper than RANGE. Output-
     # only rows (no committed occurrence) sort last and get no expected balance.
     running = (
-        Window.partitionBy("account")
+        Window.partitionBy(*hashed_keys("account"))
         .orderBy(F.col("_first").asc_nulls_last())
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )

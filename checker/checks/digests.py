@@ -27,6 +27,7 @@ from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from checker.frames import Frames, trace_field
+from checker.windows import hashed_keys
 
 TASK_PATTERN = r"^\d+_\d+$"  # the global store (task `global`) has no changelog here
 
@@ -91,7 +92,7 @@ def exact_mismatches(frames: Frames, init: DataFrame) -> DataFrame:
     log = _hashed(
         frames.changelog.join(reach, ["store", "partition"]).where(F.col("offset") <= F.col("_r"))
     )
-    by_key = Window.partitionBy("store", "partition", "key").orderBy("offset")
+    by_key = Window.partitionBy(*hashed_keys("store", "partition", "key")).orderBy("offset")
     alive = (
         log.withColumn("_next", F.lead("offset").over(by_key))
         .where(F.col("_live"))
@@ -127,7 +128,7 @@ def ahead_on_committed_prefix(frames: Frames, suspects: DataFrame) -> DataFrame:
     their checkpoint (store ahead of its checkpoint, committed data only)."""
     parts = F.broadcast(suspects.select("store", "partition").distinct())
     log = _hashed(frames.changelog.join(parts, ["store", "partition"]))
-    by_key = Window.partitionBy("store", "partition", "key").orderBy("offset")
+    by_key = Window.partitionBy(*hashed_keys("store", "partition", "key")).orderBy("offset")
     prev_live = F.coalesce(F.lag("_live").over(by_key), F.lit(False))
     prev_hash = F.coalesce(F.lag("_hash").over(by_key), F.lit(0))
     deltas = log.select(
