@@ -11,7 +11,9 @@ pods to RUNNING; load; heal; drain; stop; collect; check), the report, and the r
 Every run's figures go to `<out>/bench-run-<n>.json`; `--from-json` prints stored ones
 side by side (a run before a change beside one after, each recorded by this bench).
 With --shared-spark the check goes to one Spark Connect server started first (a nightly's
-case: no JVM start in the run); its start is not counted.
+case: no JVM start in the run); its start is not counted. Without it, only run 1 is a
+fresh `kchaos run`'s check: the runs share this process, and PySpark keeps the JVM it
+started for run 1, so later runs start a session on a JVM already warm.
 """
 
 from __future__ import annotations
