@@ -178,7 +178,7 @@ def stale_inits(frames: Frames) -> list[Row]:
     second pass reads its suspects from that cache: one job when nothing is stale, and the
     first pass never re-runs. (Rebuilding the suspects from the collected rows instead made
     a local Spark parallelize them over spark.default.parallelism tasks, through Python
-    workers: 3 s of a 60 s run's 4.5 s check, profiled.)"""
+    workers: 3 s of this check's 4.6 s on a 60 s run's history, from Spark's event log.)"""
     suspects = exact_mismatches(frames, inits(frames)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         rows = suspects.collect()
