@@ -44,6 +44,12 @@ class TraceWatcher:
             1 for e in self.events(pod) if e.get("event") in names and e.get("ts_ns", 0) >= since_ns
         )
 
+    def running_since(self, pod: str, since_ns: int) -> bool:
+        """The pod traced its client RUNNING at or after `since_ns` (by wall-clock ts_ns,
+        which a pod's every process shares, unlike pids, which a container reuses)."""
+        return any(e.get("event") == "client-state" and e.get("to") == "RUNNING"
+                   and e.get("ts_ns", 0) >= since_ns for e in self.events(pod))
+
     def running_tasks(self, pod: str) -> set[str]:
         """Tasks the pod's current process has made RUNNING and not revoked since."""
         events = self.events(pod)

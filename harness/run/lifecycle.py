@@ -35,13 +35,13 @@ from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
+from harness.run.healwatch import HealWatch
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import GroupMembers, LagProbe, create_topics, wait_drained
 from harness.run.traffic import LoadClient
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
-DEATH_WATCH_S = 15.0  # a pod restarted at heal that exits within this is dead for good
 T = TypeVar("T")
 
 
@@ -87,6 +87,7 @@ class Run:
         self.supervisor: SupervisedPlatform | None = None
         self.nemesis: Nemesis | None = None
         self.statedir: StateDirWatcher | None = None
+        self.heal_watch: HealWatch | None = None
         self.dead_pods: list[str] = []
         self.deaths: list[dict[str, Any]] = []
         self._sink: ProgressSink = lambda p: None
@@ -276,9 +277,8 @@ class Run:
         return [name for name, _ in exited]
 
     def _heal(self) -> None:
-        """Bring every original pod back (a start also ends a restart back-off). One that
-        exits again within the death watch, or is down at its end, is reported dead: it
-        explains a stall; `unavailable` itself is judged on the drain."""
+        """Bring every original pod back (a start also ends a restart back-off); the drain
+        watches the ones restarted here (harness/run/healwatch.py)."""
         assert self.platform is not None
         self._watch_deaths()
         restarted = []
@@ -288,22 +288,29 @@ class Run:
                 self.platform.start_pod(pod.name)
                 restarted.append(pod.name)
                 self.history.record("harness", "info", "heal-start", {"target": pod.name})
-        crashed: set[str] = set()
-        if restarted:
-            deadline = time.monotonic() + DEATH_WATCH_S
-            while time.monotonic() < deadline:
-                time.sleep(0.5)
-                crashed.update(self._watch_deaths())
-        self.dead_pods = [
-            pod_name(i) for i in range(self.config.pods)
-            if pod_name(i) in crashed or not self.platform.pod(pod_name(i)).running
-        ]
+        self.heal_watch = HealWatch([pod_name(i) for i in range(self.config.pods)],
+                                    restarted, time.monotonic(), time.time_ns())
 
     def _drain(self, bootstrap: str) -> tuple[bool, float]:
-        if self.dead_pods and len(self.dead_pods) == self.config.pods:
-            # Nobody is left to consume: waiting the full timeout would only cost time.
-            return False, 0.0
-        return wait_drained(bootstrap, self.config.application_id, self.config.drain_timeout_s)
+        """The drain and the heal's death watch together. A pod restarted at heal that
+        exits within the watch, or is down at its end, is dead: it explains a stall;
+        `unavailable` itself is judged on the drain."""
+        platform, watch = self.platform, self.heal_watch
+        assert platform is not None and watch is not None
+
+        def settled() -> bool:
+            now = time.monotonic()
+            watch.observe(now, self._watch_deaths(),
+                          [p.name for p in platform.pods() if not p.running])
+            return watch.settled(
+                now, lambda pod: self.watcher.running_since(pod, watch.healed_ns))
+
+        try:
+            return wait_drained(bootstrap, self.config.application_id,
+                                self.config.drain_timeout_s, settled=settled,
+                                give_up=watch.all_dead)
+        finally:
+            self.dead_pods = watch.dead()
 
     def _stop_workload(self) -> None:
         """Everything but the brokers, which collection still reads: the pods (with what the

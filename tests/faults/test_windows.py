@@ -183,6 +183,21 @@ def test_flush_traced_in_txn_holds_until_that_thread_commits(tmp_path: Path) -> 
     assert not holds(), "the flush was the previous process's"
 
 
+def test_running_since_needs_a_running_state_traced_after_the_mark(tmp_path: Path) -> None:
+    """The drain waits for a pod restarted at heal to trace RUNNING again: the state its
+    killed process traced before the heal does not count."""
+    platform, clock = RecordingPlatform(tmp_path, ["pod-0"]), Clock()
+    watcher = TraceWatcher(platform, "app")
+    _trace(platform, "pod-0", clock, event="client-state", to="RUNNING")
+    clock.now += 1
+    healed_ns = clock.wall_ns()
+    assert not watcher.running_since("pod-0", healed_ns), "the killed process's RUNNING"
+    _trace(platform, "pod-0", clock, event="client-state", to="REBALANCING")
+    assert not watcher.running_since("pod-0", healed_ns)
+    _trace(platform, "pod-0", clock, event="client-state", to="RUNNING")
+    assert watcher.running_since("pod-0", healed_ns)
+
+
 def test_optional_fields_round_trip_and_are_left_out_when_unset() -> None:
     plain = Step(0, "kill", "pod-0", Trigger(1.0), heal_after_s=2.0)
     assert "heal_when" not in plain.to_json() and "pod" not in plain.to_json()["trigger"]
