@@ -39,6 +39,7 @@ MAX_QUEUE = 2000  # records buffered per task before its partition is paused
 # A consumer whose coordinator stays unknown this long is replaced (kafka-python 3.0.12
 # does not always find a coordinator again after a broker crash).
 NO_COORDINATOR_S = 15.0
+JOIN_TIMEOUT_MS = 2000
 
 
 class Fenced(RuntimeError):
@@ -155,17 +156,14 @@ class StreamThread(threading.Thread):
         if self._heartbeat_fenced():
             raise Fenced("fenced by a newer incarnation of this pod: heartbeat stopped")
         busy = self.tm.restoring() or self.reader.has_work()
-        timeout = 0 if busy else 50
-        if not self._group_healthy():
-            # kafka-python 3.0.12 can lose a join, or a coordinator lookup, that completes
-            # between two short polls: while the group is not stable, poll long enough for
-            # the exchange to finish inside one call.
-            timeout = 2000
+        joining = not self._group_healthy()
         self.last_loop = time.monotonic()
         # The listener runs on the consumer's IO thread: it uses this snapshot (taken by the
         # stream thread, the generation being revoked) instead of calling into the consumer.
         self._group_meta = self.consumer.group_metadata()
-        batches = self.consumer.poll(timeout_ms=timeout)
+        batches = {}
+        if not joining or self._join():
+            batches = self.consumer.poll(timeout_ms=0 if busy else 50)
         if self._lost:
             self._lost = False
             self._close_dirty()
@@ -211,6 +209,16 @@ class StreamThread(threading.Thread):
             and self.tm.all_ready()
         ):
             self._set_state("RUNNING")
+
+    def _join(self) -> bool:
+        """The group side of a poll, for up to JOIN_TIMEOUT_MS; true once the member is in
+        the group (the listener has run). kafka-python 3.0.12 can lose a join, or a
+        coordinator lookup, that completes between two short polls, so the exchange must
+        finish inside one call; a whole poll() of that length would then run on to its
+        timeout, as the partitions just assigned stay paused until their tasks are ready
+        (1.7 s of every start and rejoin)."""
+        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
+        return bool(coordinator.poll(timeout_ms=JOIN_TIMEOUT_MS))
 
     def _group_healthy(self) -> bool:
         """Stable member with a known coordinator. A consumer that has not found its
