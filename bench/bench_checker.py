@@ -1,5 +1,5 @@
-"""Checker speed, the old way and the new way side by side in one bench run, beside a
-DuckDB floor on the same Parquet files.
+"""Checker speed, the old way and the new way side by side in one bench run, beside two
+floors on the same Parquet files (bench/checker_floor.py).
 
 Targets: synthetic ledger histories (bench/checker_history.py; 1M and 10M events by
 default) and real run folders (`--run results/<run>`, copied under bench/out/ first). Each
@@ -7,16 +7,19 @@ target is checked:
   fresh   `python -m checker` in a fresh process starting its own local[*] JVM (as every
           run did before: a JVM per check);
   shared  the same command against one Spark Connect server started by the bench (as a
-          nightly, `kchaos check A B C` and the e2e tests now do): cold, then warm;
+          nightly, `kchaos check A B C` and the e2e tests now do): cold, then --warm N
+          times (Spark's JIT keeps warming over the first few checks of a server);
   cluster (with --standalone) against a local standalone master, its one worker given 1,
           then 2 cores;
-and DuckDB answers the lost/duplicate join of committed input against output on the same
-files (the in-process columnar floor). Printed: wall seconds split into Spark start, load
+and the floors: one query, the lost/duplicate join of committed input against committed
+output, answered by DuckDB (the in-process columnar floor) and by the shared Spark server
+(the floor of any checker that stays a Spark job), each beside the last warm check.
+Printed: wall seconds split into Spark start, load
 and checks, the CPU seconds of the client and of the JVM, and the load average at that
 moment: the machine is shared, so CPU seconds are the steadier figure.
 
     .venv/bin/python bench/bench_checker.py [--sizes 1000000,10000000] [--run DIR ...]
-                                            [--standalone] [--regenerate]
+                                            [--warm 3] [--standalone] [--regenerate]
 """
 
 from __future__ import annotations
@@ -39,8 +42,11 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from checker_floor import duckdb_floor, spark_floor  # noqa: E402
 from checker_history import OUT, ensure_history  # noqa: E402
 
+from checker.check import history_bytes  # noqa: E402
+from checker.session import session_settings_for  # noqa: E402
 from checker.spark_server import SparkConnectServer  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests" / "checker"))
@@ -82,6 +88,11 @@ class TreeSampler:
         self._thread.join()
 
 
+# pyspark marks a process that opened a Spark Connect session (the Spark floor) and its
+# children Connect-only; a fresh or standalone check must start a JVM of its own.
+CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+
+
 def run_check(run: Path, master: str | None, server_pid: int | None = None) -> Figures:
     """`python -m checker` in a fresh process; the figures of its results.json, plus CPU
     seconds of the client tree and, for a shared server, of the server's tree meanwhile."""
@@ -93,7 +104,8 @@ def run_check(run: Path, master: str | None, server_pid: int | None = None) -> F
         server._sample()
     before = sum(server.cpu.values()) if server else 0.0
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
+    env = {k: v for k, v in os.environ.items() if k not in CONNECT_ENV}
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, env=env)
     with TreeSampler(proc.pid) as sampler:
         code = proc.wait()
     wall = time.perf_counter() - t
@@ -125,32 +137,6 @@ class Figures:
                 f"verdict {self.doc['verdict']}  load avg {self.load:.1f}")
 
 
-def _parquet(path: Path) -> str:
-    return f"{path}/*.parquet" if path.is_dir() else str(path)
-
-
-def duckdb_floor(history: Path) -> tuple[float, int, int]:
-    """Seconds, lost and duplicated events: committed input (below the group's committed
-    offsets) against output, per (account, event id)."""
-    import duckdb
-
-    con = duckdb.connect()
-    con.execute("SET threads = 2")
-    inp = _parquet(history / "input.parquet")
-    t = time.perf_counter()
-    lost, dups = con.execute(f"""
-        WITH committed AS (
-            SELECT i.account, i.event_id FROM read_parquet('{inp}') i
-            JOIN read_parquet('{_parquet(history / "offsets.parquet")}') c
-              ON i.partition = c.partition AND i.offset < c.committed),
-        ins AS (SELECT account, event_id FROM committed GROUP BY ALL),
-        outs AS (SELECT account, event_id, count(*) AS n
-                 FROM read_parquet('{_parquet(history / "output.parquet")}') GROUP BY ALL)
-        SELECT count(*) FILTER (WHERE outs.n IS NULL), count(*) FILTER (WHERE outs.n > 1)
-        FROM ins LEFT JOIN outs USING (account, event_id)""").fetchone()
-    return time.perf_counter() - t, int(lost), int(dups)
-
-
 def copy_run(run: Path) -> Path:
     """A real run's history, copied: the bench rewrites results.json many times."""
     dest = OUT / f"run-{run.name}"
@@ -159,24 +145,42 @@ def copy_run(run: Path) -> Path:
     return dest
 
 
-def bench_target(name: str, run: Path, server: Any, standalone: bool) -> None:
+def spark_floor_passes(history: Path, url: str, passes: int) -> list[float]:
+    """The floor query on the shared server, `passes` times, with the shuffle settings a
+    check of this history sets: seconds of each pass."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.remote(url).getOrCreate()
+    for key, value in session_settings_for(history_bytes(history)).items():
+        spark.conf.set(key, value)
+    return [spark_floor(spark, history)[0] for _ in range(passes)]
+
+
+def bench_target(name: str, run: Path, server: Any, standalone: bool, warm_passes: int) -> None:
     history = run / "history"
-    events = None
     print(f"\n== {name} ({run}) on {os.cpu_count()} cores, load avg {os.getloadavg()[0]:.1f}",
           flush=True)
     fresh = run_check(run, None)
     print(fresh.line("fresh JVM"), flush=True)
     cold = run_check(run, server.url, server.proc.pid)
     print(cold.line("shared, cold"), flush=True)
-    warm = run_check(run, server.url, server.proc.pid)
-    print(warm.line("shared, warm"), flush=True)
+    warm = cold
+    for n in range(1, warm_passes + 1):
+        warm = run_check(run, server.url, server.proc.pid)
+        print(warm.line(f"shared, warm {n}"), flush=True)
     events = warm.doc["figures"].get("events", 0)
     floor_s, lost, dups = duckdb_floor(history)
     print(f"  {'duckdb floor':14} {floor_s:7.2f} s wall  (lost {lost}, duplicated {dups})")
+    # As many passes as the check had on this server (cold, then warm): JIT alike.
+    spark_s = spark_floor_passes(history, server.url, warm_passes + 1)
+    print(f"  {'spark floor':14} {spark_s[-1]:7.2f} s wall  (the same query on the shared "
+          f"server; passes {', '.join(f'{s:.2f}' for s in spark_s)})")
+    check_s = warm.doc["figures"]["total_s"]
     print(f"  events {events:,}; peak RSS fresh {fresh.peak_rss / 2**20:,.0f} MiB; "
-          f"warm/fresh wall {warm.wall_s / fresh.wall_s:.2f}; warm check "
-          f"{warm.doc['figures']['total_s']:.1f} s = {warm.doc['figures']['total_s'] / floor_s:.1f}"
-          f" x the DuckDB floor", flush=True)
+          f"warm/fresh wall {warm.wall_s / fresh.wall_s:.2f}; last warm check {check_s:.1f} s"
+          f" = {check_s / floor_s:.1f} x the DuckDB floor = {check_s / spark_s[-1]:.1f} x the "
+          f"Spark floor; Spark floor = {spark_s[-1] / floor_s:.1f} x the DuckDB floor",
+          flush=True)
     if warm.doc["verdict"] != fresh.doc["verdict"]:
         print(f"  VERDICTS DIFFER: fresh {fresh.doc['verdict']}, shared {warm.doc['verdict']}")
     if standalone:
@@ -193,6 +197,9 @@ def main() -> int:
                     help="a real run folder (its history/ is copied under bench/out/)")
     ap.add_argument("--standalone", action="store_true",
                     help="also on a standalone cluster (1 worker; 1 then 2 cores)")
+    ap.add_argument("--warm", type=int, default=3, metavar="N",
+                    help="warm checks on the shared server after its cold one (the last is "
+                         "the one compared with the floors)")
     ap.add_argument("--regenerate", action="store_true")
     args = ap.parse_args()
     targets = [(f"run {r.name}", copy_run(r)) for r in args.run]
@@ -200,7 +207,7 @@ def main() -> int:
                 for n in args.sizes.split(",") if n]
     with SparkConnectServer(OUT / "spark-connect.log") as server:
         for name, run in targets:
-            bench_target(name, run, server, args.standalone)
+            bench_target(name, run, server, args.standalone, args.warm)
     return 0
 
 

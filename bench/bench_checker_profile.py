@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from checker_floor import duckdb_floor  # noqa: E402
 from checker_history import OUT, ensure_history  # noqa: E402
 
 CHECKER_MODULES = ("checker.check", "checker.checks", "checker.frames", "checker.meta",
@@ -137,25 +138,6 @@ def load_view(code: SimpleNamespace, frames: Any, meta: Any) -> None:
         frames.persist()
 
 
-def duckdb_floor(history: Path) -> float:
-    import duckdb
-
-    con = duckdb.connect()
-    t = time.perf_counter()
-    con.execute(f"""
-        WITH off AS (SELECT partition, coalesce(committed, 0) c FROM
-                     read_parquet('{history}/offsets.parquet')),
-        i AS (SELECT account, event_id FROM read_parquet('{history}/input.parquet') x
-              JOIN off ON x.partition = off.partition WHERE x."offset" < off.c),
-        o AS (SELECT account, event_id FROM read_parquet('{history}/output.parquet') y
-              JOIN off ON y.in_partition = off.partition WHERE y.in_offset < off.c),
-        ci AS (SELECT account, event_id, count(*) n FROM i GROUP BY ALL),
-        co AS (SELECT account, event_id, count(*) n FROM o GROUP BY ALL)
-        SELECT count(*) FILTER (WHERE co.n IS NULL), count(*) FILTER (WHERE co.n > 1)
-        FROM ci LEFT JOIN co USING (account, event_id)""").fetchall()
-    return time.perf_counter() - t
-
-
 def connect_passes(history: Path, versions: dict[str, SimpleNamespace], passes: int) -> None:
     """check_history of each version on one Spark Connect server, alternating."""
     from pyspark.sql import SparkSession
@@ -196,7 +178,7 @@ def main() -> int:
                     **versions}
     if args.connect:
         connect_passes(history, versions, args.passes)
-        print(f"DuckDB floor (lost/duplicate join): {duckdb_floor(history):.2f} s")
+        print(f"DuckDB floor (lost/duplicate join): {duckdb_floor(history)[0]:.2f} s")
         return 0
     spark = versions["this tree"].session.start_spark(app_name="kchaos-bench-profile")
     last: dict[str, dict[str, Any]] = {}
@@ -215,7 +197,7 @@ def main() -> int:
         print("last pass (warm): " + "; ".join(
             f"{label} {r['wall']:.1f} s wall, {r['cpu']:.1f} s JVM CPU, "
             f"{sum(row[3] for row in r['rows'])} jobs" for label, r in last.items()))
-    print(f"DuckDB floor (lost/duplicate join): {duckdb_floor(history):.2f} s")
+    print(f"DuckDB floor (lost/duplicate join): {duckdb_floor(history)[0]:.2f} s")
     return 0
 
 
