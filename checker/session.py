@@ -35,7 +35,7 @@ DEFAULT_DRIVER_MEMORY = "4g"
 # maps stay in cache; measured 20% less CPU than 8 on 10M events (bench_checker.py).
 DEFAULT_SHUFFLE_PARTITIONS = 16
 # Small histories (a 60 s run is 0.5 MB of Parquet) pay per task, not per row: 2 partitions
-# instead of 16 took 40% less JVM CPU to check a 60 s run (PERF notes in README).
+# instead of 16 took 40% less JVM CPU to check a 60 s run (docs/speed.md).
 BYTES_PER_SHUFFLE_PARTITION = 8 * 2**20
 MIN_SHUFFLE_PARTITIONS = 2
 # Below this, adaptive execution costs more than it finds: it runs every shuffle and
