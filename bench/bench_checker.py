@@ -42,7 +42,7 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from checker_floor import duckdb_floor, spark_floor  # noqa: E402
+from checker_floor import checker_counts, duckdb_floor, spark_floor  # noqa: E402
 from checker_history import OUT, ensure_history  # noqa: E402
 
 from checker.check import history_bytes  # noqa: E402
@@ -145,15 +145,23 @@ def copy_run(run: Path) -> Path:
     return dest
 
 
-def spark_floor_passes(history: Path, url: str, passes: int) -> list[float]:
+def spark_floor_passes(
+    history: Path, url: str, passes: int
+) -> tuple[list[float], tuple[int, int]]:
     """The floor query on the shared server, `passes` times, with the shuffle settings a
-    check of this history sets: seconds of each pass."""
+    check of this history sets: seconds of each pass, and the last pass's lost and
+    duplicated counts."""
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.remote(url).getOrCreate()
     for key, value in session_settings_for(history_bytes(history)).items():
         spark.conf.set(key, value)
-    return [spark_floor(spark, history)[0] for _ in range(passes)]
+    seconds, counts = [], (0, 0)
+    for _ in range(passes):
+        s, lost, dups = spark_floor(spark, history)
+        seconds.append(s)
+        counts = (lost, dups)
+    return seconds, counts
 
 
 def bench_target(name: str, run: Path, server: Any, standalone: bool, warm_passes: int) -> None:
@@ -172,7 +180,7 @@ def bench_target(name: str, run: Path, server: Any, standalone: bool, warm_passe
     floor_s, lost, dups = duckdb_floor(history)
     print(f"  {'duckdb floor':14} {floor_s:7.2f} s wall  (lost {lost}, duplicated {dups})")
     # As many passes as the check had on this server (cold, then warm): JIT alike.
-    spark_s = spark_floor_passes(history, server.url, warm_passes + 1)
+    spark_s, spark_counts = spark_floor_passes(history, server.url, warm_passes + 1)
     print(f"  {'spark floor':14} {spark_s[-1]:7.2f} s wall  (the same query on the shared "
           f"server; passes {', '.join(f'{s:.2f}' for s in spark_s)})")
     check_s = warm.doc["figures"]["total_s"]
@@ -181,6 +189,10 @@ def bench_target(name: str, run: Path, server: Any, standalone: bool, warm_passe
           f" = {check_s / floor_s:.1f} x the DuckDB floor = {check_s / spark_s[-1]:.1f} x the "
           f"Spark floor; Spark floor = {spark_s[-1] / floor_s:.1f} x the DuckDB floor",
           flush=True)
+    ours = checker_counts(warm.doc)
+    if not ours == spark_counts == (lost, dups):
+        print(f"  COUNTS DIFFER (lost, duplicated): checker {ours}, DuckDB {(lost, dups)}, "
+              f"Spark {spark_counts}")
     if warm.doc["verdict"] != fresh.doc["verdict"]:
         print(f"  VERDICTS DIFFER: fresh {fresh.doc['verdict']}, shared {warm.doc['verdict']}")
     if standalone:

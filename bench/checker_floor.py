@@ -5,11 +5,17 @@ the Spark the checker uses, on the same Parquet files.
 DuckDB is the in-process columnar floor; Spark running the very same SQL is the floor of
 any checker that stays a Spark job. The gap between the two floors is the engines', the
 gap between Spark's floor and the checker is the checker's own work (every check, not one
-join).
+join). The floor's answer is also two of the checker's counts found another way: committed
+events without output (dedup-skip + lost-event) and with more than one (duplicate-output).
+Run as a script, it sets DuckDB's answer beside each judged run's results.json:
+
+    .venv/bin/python bench/checker_floor.py results/<run> [<run> ...]
 """
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -58,3 +64,28 @@ def spark_floor(spark: Any, history: Path) -> tuple[float, int, int]:
         spark.read.parquet(str(history / f"{table}.parquet")).createOrReplaceTempView(table)
     row = spark.sql(FLOOR_SQL.format(q="`")).collect()[0]
     return time.perf_counter() - t, int(row["lost"]), int(row["duplicated"])
+
+
+def checker_counts(results: dict[str, Any]) -> tuple[int, int]:
+    """The checker's (lost, duplicated) in the floor's terms, from a results.json."""
+    found = results.get("anomaly_counts", {})
+    return (found.get("dedup-skip", 0) + found.get("lost-event", 0),
+            found.get("duplicate-output", 0))
+
+
+def main(runs: list[str]) -> int:
+    differ = 0
+    for run in map(Path, runs):
+        results = json.loads((run / "results.json").read_text())
+        seconds, lost, dups = duckdb_floor(run / "history")
+        ours = checker_counts(results)
+        same = ours == (lost, dups)
+        differ += not same
+        print(f"{run.name:50} DuckDB (lost, duplicated) {(lost, dups)!s:14} checker "
+              f"{ours!s:14} {'agree' if same else 'DIFFER'}  ({seconds:.2f} s)")
+    print(f"{len(runs) - differ} of {len(runs)} runs agree")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
