@@ -88,11 +88,6 @@ class TreeSampler:
         self._thread.join()
 
 
-# pyspark marks a process that opened a Spark Connect session (the Spark floor) and its
-# children Connect-only; a fresh or standalone check must start a JVM of its own.
-CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
-
-
 def run_check(run: Path, master: str | None, server_pid: int | None = None) -> Figures:
     """`python -m checker` in a fresh process; the figures of its results.json, plus CPU
     seconds of the client tree and, for a shared server, of the server's tree meanwhile."""
@@ -104,8 +99,7 @@ def run_check(run: Path, master: str | None, server_pid: int | None = None) -> F
         server._sample()
     before = sum(server.cpu.values()) if server else 0.0
     t = time.perf_counter()
-    env = {k: v for k, v in os.environ.items() if k not in CONNECT_ENV}
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
     with TreeSampler(proc.pid) as sampler:
         code = proc.wait()
     wall = time.perf_counter() - t

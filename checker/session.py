@@ -108,6 +108,12 @@ def is_connect_url(master: str | None) -> bool:
     return bool(master) and str(master).startswith("sc://")
 
 
+# pyspark turns a local session into a Spark Connect one when these are in the environment:
+# a user's SPARK_REMOTE, or the marks a Connect session leaves on its process and children.
+# The checker's Spark is chosen by its master alone, and figures name that master.
+CONNECT_ENVIRONMENT = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+
+
 def start_spark(
     master: str | None = None,
     *,
@@ -118,7 +124,9 @@ def start_spark(
     """Start (or join the already running) session. The caller stops it.
 
     `sc://HOST:PORT` connects to a running Spark Connect server (checker/spark_server.py)
-    instead: no JVM is started here, and stopping the session leaves the server up.
+    instead: no JVM is started here, and stopping the session leaves the server up. Any
+    other master is a classic local or cluster session, whatever SPARK_REMOTE or
+    SPARK_API_MODE say (they are dropped from this process's environment).
     """
     # The launcher (spark-submit) and the JVM must bind to loopback, never a public address.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -129,10 +137,12 @@ def start_spark(
         if shuffle_partitions:
             session.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
         return session
+    for name in CONNECT_ENVIRONMENT:
+        os.environ.pop(name, None)
     builder = SparkSession.builder.appName(app_name).master(master or "local[*]").config(
         "spark.driver.memory",
         driver_memory or os.environ.get("KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
-    )
+    ).config("spark.api.mode", "classic")
     for key, value in spark_conf(shuffle_partitions).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

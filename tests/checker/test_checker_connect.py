@@ -4,6 +4,7 @@ and its processes end with it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 from pyspark.sql import SparkSession
+from synth_history import Params, generate
 from test_checker_standalone import _broken_history, _comparable
 
 from checker.check import check_history
@@ -22,7 +24,7 @@ from checker.session import (
     session_settings_for,
     shuffle_partitions_for,
 )
-from checker.spark_server import SparkConnectServer, SparkServerError
+from checker.spark_server import SparkConnectServer, SparkServerError, free_port
 from harness.shared_spark import shared_checker
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,3 +92,18 @@ def test_connect_server_agrees_with_local_spark_run_after_run(
             assert _comparable(remote) == json.loads(json.dumps(_comparable(local)))
     assert not [pid for pid in tree if psutil.pid_exists(pid)
                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+
+
+@pytest.mark.spark
+def test_a_local_check_ignores_spark_connect_in_its_environment(tmp_path: Path) -> None:
+    """pyspark would make the local session a client of SPARK_REMOTE's server, and does
+    whenever SPARK_CONNECT_MODE_ENABLED is set (a Connect session sets it on its process,
+    and so on every child). A check given no master starts its own Spark all the same."""
+    run = tmp_path / "run"
+    generate(Params(seed=1)).write(run / "history")
+    nobody = f"sc://127.0.0.1:{free_port()}"  # nothing listens: a Connect check is unknown
+    env = {**os.environ, "SPARK_REMOTE": nobody, "SPARK_CONNECT_MODE_ENABLED": "1"}
+    proc = subprocess.run([sys.executable, "-m", "checker", str(run)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((run / "results.json").read_text())["verdict"] is True
