@@ -7,16 +7,16 @@ target is checked:
   fresh   `python -m checker` in a fresh process starting its own local[*] JVM (as every
           run did before: a JVM per check);
   shared  the same command against one Spark Connect server started by the bench (as a
-          nightly, `kchaos check A B C` and the e2e tests now do): cold, then --warm N
+          nightly and the e2e tests do): cold, then --warm N
           times (Spark's JIT keeps warming over the first few checks of a server);
   cluster (with --standalone) against a local standalone master, its one worker given 1,
           then 2 cores;
 and the floors: one query, the lost/duplicate join of committed input against committed
 output, answered by DuckDB (the in-process columnar floor) and by the shared Spark server
 (the floor of any checker that stays a Spark job), each beside the last warm check.
-Printed: wall seconds split into Spark start, load
-and checks, the CPU seconds of the client and of the JVM, and the load average at that
-moment: the machine is shared, so CPU seconds are the steadier figure.
+Printed: wall seconds split into Spark start, load and checks, the CPU seconds of the
+client and of the JVM, and the load average at that moment: the machine is shared, so CPU
+seconds are the steadier figure.
 
     .venv/bin/python bench/bench_checker.py [--sizes 1000000,10000000] [--run DIR ...]
                                             [--warm 3] [--standalone] [--regenerate]
@@ -150,12 +150,8 @@ def spark_floor_passes(
     spark = SparkSession.builder.remote(url).getOrCreate()
     for key, value in session_settings_for(history_bytes(history)).items():
         spark.conf.set(key, value)
-    seconds, counts = [], (0, 0)
-    for _ in range(passes):
-        s, lost, dups = spark_floor(spark, history)
-        seconds.append(s)
-        counts = (lost, dups)
-    return seconds, counts
+    answers = [spark_floor(spark, history) for _ in range(passes)]
+    return [seconds for seconds, _, _ in answers], answers[-1][1:]
 
 
 def bench_target(name: str, run: Path, server: Any, standalone: bool, warm_passes: int) -> None:
