@@ -33,11 +33,8 @@ if [[ "$(id -u)" != 0 ]]; then
   say "cannot pull $UPSTREAM and debootstrap needs root: run this as root, or set KCHAOS_BASE_IMAGE to an image you can pull"
   exit 254
 fi
-if ! command -v debootstrap >/dev/null 2>&1; then
-  say "installing debootstrap with apt-get"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-fi
+bash "$(dirname "$0")/install-system-packages.sh" docker  # debootstrap, from the one list
+command -v debootstrap >/dev/null 2>&1 || { say "debootstrap is missing: apt-get install debootstrap"; exit 254; }
 ROOTFS="$(mktemp -d /tmp/kchaos-base.XXXXXX)"
 trap 'rm -rf "$ROOTFS"' EXIT
 say "cannot pull $UPSTREAM: building $TAG with debootstrap (about a minute)"

@@ -44,11 +44,9 @@ our_pid() {
   echo "$pid"
 }
 
-install_engine() {
+install_engine() {  # docker.io, from the declared list (scripts/system-packages.txt)
   command -v apt-get >/dev/null 2>&1 || { say "no dockerd and no apt-get: install Docker"; exit 254; }
-  say "installing docker.io with apt-get"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
+  bash "$(dirname "$0")/install-system-packages.sh" docker
 }
 
 start_dockerd() {  # prints the PID, recorded in PID_FILE

@@ -7,6 +7,7 @@ carries `kafka`, `spark` or `docker` even if its module forgot to say so, so tha
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,10 @@ import pytest
 
 from harness.kafka.cluster import KafkaCluster
 from harness.procs import ProcessRegistry
+
+# pytest runs with --import-mode=importlib, which puts no test folder on sys.path.
+sys.path.insert(0, str(Path(__file__).parent))
+from system_packages import problem
 
 # fixture -> the marker every test that uses it (directly or through another fixture) gets
 MARKER_OF_FIXTURE = {
@@ -30,6 +35,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture, marker in MARKER_OF_FIXTURE.items():
             if fixture in used:
                 item.add_marker(marker)
+
+
+@pytest.hookimpl(tryfirst=True)  # before a skipif of the same test decides
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`@pytest.mark.needs("cmd", ...)`: skip or fail on a missing system command
+    (tests/system_packages.py says which)."""
+    for marker in item.iter_markers("needs"):
+        for probe in marker.args:
+            found = problem(probe)
+            if found is None:
+                continue
+            reason, fatal = found
+            if fatal:
+                pytest.fail(reason, pytrace=False)
+            pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

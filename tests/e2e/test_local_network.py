@@ -19,7 +19,8 @@ import pytest
 from harness.platforms import netns as nl
 from harness.procs import is_same_process, load_records
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow,
+              pytest.mark.needs("ip", "tc", "iptables")]
 
 PROBLEM = nl.netns_problem()
 

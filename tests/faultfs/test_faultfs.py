@@ -12,7 +12,7 @@ import pytest
 
 from tests.faultfs.mounting import Mounted, mount
 
-pytestmark = pytest.mark.fuse
+pytestmark = [pytest.mark.fuse, pytest.mark.needs("fusermount3")]
 
 
 def _fsync_path(path: Path) -> None:

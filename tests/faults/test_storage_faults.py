@@ -19,7 +19,7 @@ from harness.sut.python import PythonWorker
 from tests.faultfs.mounting import fuse_missing
 from tests.faults.test_fault_kinds import Fleet
 
-pytestmark = [pytest.mark.kafka, pytest.mark.fuse]
+pytestmark = [pytest.mark.kafka, pytest.mark.fuse, pytest.mark.needs("fusermount3")]
 
 
 class StorageFleet(Fleet):

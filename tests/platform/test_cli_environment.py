@@ -33,9 +33,14 @@ def _namespaces_work() -> bool:
     return probe.returncode == 0
 
 
-needs_mounts = pytest.mark.skipif(
+_mount_namespaces = pytest.mark.skipif(
     not _namespaces_work(), reason="needs `unshare -m` (root or user namespaces)"
 )
+
+
+def needs_mounts(test: object) -> object:
+    """util-linux's unshare from set-up, then mount namespaces that work here."""
+    return pytest.mark.needs("unshare")(_mount_namespaces(test))
 
 
 def _in_namespace(script: str, mountpoint: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -26,8 +26,14 @@ from harness.platforms.local_network import RunNetwork, clean_networks, netem_ar
 from harness.procs import ProcessRegistry
 
 PROBLEM = nl.netns_problem()
-needs_netns = pytest.mark.skipif(PROBLEM is not None, reason=f"needs network namespaces: "
-                                                             f"{PROBLEM}")
+_namespaces = pytest.mark.skipif(PROBLEM is not None, reason=f"needs network namespaces: "
+                                                            f"{PROBLEM}")
+
+
+def needs_netns(test: object) -> object:
+    """iproute2 from set-up (missing where it could be installed: a failure), then
+    namespaces that work here (a kernel's or a container's limit: a skip)."""
+    return pytest.mark.needs("ip", "tc")(_namespaces(test))
 
 
 def leftovers(tag: str) -> list[str]:
@@ -188,6 +194,7 @@ def test_partition_cuts_a_member_off_and_heals(network: RunNetwork) -> None:
 
 
 @needs_netns
+@pytest.mark.needs("iptables")
 def test_netem_delays_each_direction_and_heals(network: RunNetwork) -> None:
     address, _ = serve(network, "broker-1")
     baseline = min(ask(address)[1] for _ in range(3))
@@ -201,6 +208,7 @@ def test_netem_delays_each_direction_and_heals(network: RunNetwork) -> None:
 
 
 @needs_netns
+@pytest.mark.needs("iptables")
 def test_netem_loss_drops_packets_and_heals(network: RunNetwork) -> None:
     address, _ = serve(network, "broker-1")
     network.degrade("broker-1", 0, 0, 100.0)

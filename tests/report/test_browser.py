@@ -12,10 +12,7 @@ import pytest
 
 from harness.report import render_index, render_report
 
-pytestmark = pytest.mark.skipif(
-    not headless.available(),
-    reason=f"{headless.CHROMIUM} is missing: run scripts/install-chromium.sh (as root)",
-)
+pytestmark = pytest.mark.needs("chromium")
 
 
 def _plotted(dom: str) -> int:

@@ -15,7 +15,7 @@ from worker_io import inputs, outputs, verdict
 from tests.faultfs.mounting import fuse_missing, mount
 from workloads.ledger.contract import account_name
 
-pytestmark = [pytest.mark.kafka, pytest.mark.fuse]
+pytestmark = [pytest.mark.kafka, pytest.mark.fuse, pytest.mark.needs("fusermount3")]
 ACCOUNTS = [account_name(i) for i in range(8)]
 
 
