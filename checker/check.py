@@ -16,7 +16,7 @@ from typing import Any
 
 from checker.checks import CHECKS, Check, event_tallies
 from checker.coverage import coverage_section
-from checker.frames import Frames, load_frames
+from checker.frames import Frames, damaged_history_file, load_frames
 from checker.meta import Meta, load_meta
 from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
 from checker.session import session_settings_for, start_spark
@@ -111,6 +111,9 @@ def check_history(
     except (OSError, ValueError) as exc:
         err = f"cannot read {history_dir}/meta.json: {_error_text(exc)}"
         return results_document({name: unknown(err) for name in CHECKS}, figures)
+    damaged = damaged_history_file(history_dir)
+    if damaged is not None:
+        return results_document({name: unknown(damaged) for name in CHECKS}, figures)
     own = spark is None
     frames: Frames | None = None
     try:

@@ -73,6 +73,23 @@ class Frames:
         self.events.unpersist()
 
 
+def damaged_history_file(history_dir: Path) -> str | None:
+    """The first history file whose Parquet footer cannot be read, and why. Spark would
+    report it as a failed task's stack traces; a user needs the file's name."""
+    import pyarrow.parquet as pq
+
+    for stem in HISTORY_FILES:
+        path = history_dir / f"{stem}.parquet"
+        for part in sorted(path.rglob("*.parquet")) if path.is_dir() else [path]:
+            if not part.exists():
+                continue
+            try:
+                pq.read_metadata(part)
+            except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
+                return f"{part} is damaged ({str(exc).splitlines()[0]})"
+    return None
+
+
 def read_history(spark: SparkSession, history_dir: Path) -> dict[str, DataFrame]:
     """A missing file reads as an empty frame (e.g. a run whose pods left no trace)."""
     out: dict[str, DataFrame] = {}

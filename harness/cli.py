@@ -71,6 +71,10 @@ def _clean(args: argparse.Namespace) -> int:
     from harness.platforms.local_network import clean_networks
     from harness.procs import clean, run_folders
 
+    missing = [str(f) for f in args.run_dir if not f.is_dir()]
+    if missing:  # a typo must not read as "nothing to stop"
+        raise UsageError(f"no such run folder: {', '.join(missing)} (pass folders under "
+                         f"{args.results_dir}/, or none to clean every run there)")
     folders = args.run_dir or run_folders(args.results_dir)
     stopped = clean(folders)
     for record in stopped:
@@ -142,6 +146,7 @@ def _report(args: argparse.Namespace) -> int:
     from harness.report.index import is_run_dir
     from harness.report.nightlies import NIGHTLY_JSON
     from harness.report.nightly_page import render_nightly
+    from harness.report.run_files import read_verdict_files
 
     if (args.run_dir / NIGHTLY_JSON).is_file():  # a nightly's folder: its summary page
         try:
@@ -156,9 +161,16 @@ def _report(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.run_dir} is not a kchaos run folder (no run.json): pass "
                          "a folder under results/, e.g. the `run folder:` a run printed, "
                          "or a nightly's folder")
-    out.print(f"report: {render_report(args.run_dir)}", highlight=False, soft_wrap=True)
+    page = render_report(args.run_dir)
+    out.print(f"report: {page}", highlight=False, soft_wrap=True)
     write_run_junit(args.run_dir)
     out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
+    damaged = [s for s in read_verdict_files(args.run_dir).states if s.status == "damaged"]
+    if damaged:  # the page is written (a damaged run is when one is needed), yet not a pass
+        raise UsageError(
+            f"{args.run_dir / damaged[0].name} is damaged ({damaged[0].detail}): the report "
+            f"marks it damaged beside what the other files hold; `kchaos check "
+            f"{args.run_dir}` judges the run again from its history")
     return 0
 
 

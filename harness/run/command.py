@@ -183,6 +183,16 @@ def _anomalies(run_dir: Path) -> dict[str, int]:
         return {}
 
 
+def _why_unknown(doc: dict[str, Any]) -> str:
+    """The first error an undecided check gave (the same for all when the history could
+    not be read), so that an UNKNOWN names its cause on its own line."""
+    if doc.get("verdict") != "unknown":
+        return ""
+    checks = doc.get("checks") or {}
+    errors = [c.get("error") for c in checks.values() if isinstance(c, dict) and c.get("error")]
+    return f": {errors[0]}" if errors else ""
+
+
 def check(run_dirs: list[Path], spark_master: str | None) -> int:
     """Judge each run again with one Spark for all of them (one JVM start, not one per run);
     the exit code composes the verdicts: invalid > unknown > valid."""
@@ -190,15 +200,18 @@ def check(run_dirs: list[Path], spark_master: str | None) -> int:
         if not (run_dir / "history").is_dir():
             raise UsageError(f"{run_dir} has no history/ folder: is it a collected kchaos run?")
     from checker.check import check_run
+    from checker.frames import damaged_history_file
     from checker.session import start_spark
     from harness.run.runinfo import render_reports
 
     verdicts: list[Verdict] = []
-    with err.status("starting Spark"):
-        try:
-            spark = start_spark(spark_master)
-        except Exception:  # check_run starts its own and records why it cannot
-            spark = None
+    spark = None
+    if any(damaged_history_file(d / "history") is None for d in run_dirs):
+        with err.status("starting Spark"):
+            try:
+                spark = start_spark(spark_master)
+            except Exception:  # check_run starts its own and records why it cannot
+                spark = None
     try:
         for run_dir in run_dirs:
             with err.status(f"checking {run_dir.name} with Spark"):
@@ -207,8 +220,8 @@ def check(run_dirs: list[Path], spark_master: str | None) -> int:
             counts = doc.get("anomaly_counts", {})
             name = f"{run_dir.name}: " if len(run_dirs) > 1 else ""
             out.print(f"{name}verdict {VERDICT_STYLE.get(verdict, '[bold yellow]UNKNOWN[/]')} "
-                      f"({', '.join(f'{k}: {v}' for k, v in counts.items()) or 'no anomalies'})",
-                      highlight=False)
+                      f"({', '.join(f'{k}: {v}' for k, v in counts.items()) or 'no anomalies'})"
+                      f"{_why_unknown(doc)}", highlight=False, soft_wrap=True)
             render_reports(run_dir)
             verdicts.append(verdict)
     finally:
