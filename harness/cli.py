@@ -134,6 +134,12 @@ def _shrink(args: argparse.Namespace) -> int:
                   args.into, args.anomaly)
 
 
+def _bisect(args: argparse.Namespace) -> int:
+    from harness.bisect.command import bisect
+
+    return bisect(args.run_dir, args.versions, args.times, args.min_hits, args.into)
+
+
 def _check(args: argparse.Namespace) -> int:
     from harness.run.command import check
 
@@ -179,7 +185,20 @@ def _nightly(args: argparse.Namespace) -> int:
 
     return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
                    [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark,
-                   jobs=args.jobs)
+                   jobs=args.jobs, shard=args.shard)
+
+
+def _nightly_merge(args: argparse.Namespace) -> int:
+    from harness.nightly.merge import merge
+
+    return merge(args.shard_dirs, args.out or args.results_dir, partial=args.partial)
+
+
+def _shard(text: str) -> object:
+    """`--shard I/N` (an argparse type; harness.nightly is imported only when it is given)."""
+    from harness.nightly.shard import parse_shard
+
+    return parse_shard(text)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -259,6 +278,18 @@ def build_parser() -> Parser:
                         help="results folder for the shrink folder (default: beside RUN_DIR)")
     shrink.set_defaults(handler=_shrink)
 
+    bisect = commands.add_parser(
+        "bisect", help="the Kafka Streams release where a failing kstreams run stops failing")
+    bisect.add_argument("run_dir", type=Path)
+    bisect.add_argument("--versions", default=None,
+                        help="releases A..B, both inclusive (default: the run's to the newest)")
+    bisect.add_argument("--times", type=int, default=3, help="replays per release, K (3)")
+    bisect.add_argument("--min-hits", type=int, default=2,
+                        help="hits of the run's anomaly classes for a release to reproduce, M (2)")
+    bisect.add_argument("--into", type=Path, default=None,
+                        help="results folder for the bisect folder (default: beside RUN_DIR)")
+    bisect.set_defaults(handler=_bisect)
+
     check = commands.add_parser("check", help="judge a run's stored history again")
     check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
     check.add_argument("--spark-master", default=None,
@@ -278,7 +309,21 @@ def build_parser() -> Parser:
                          help="runs at once (default: the matrix's `jobs`, else 1)")
     nightly.add_argument("--no-shared-spark", action="store_true",
                          help="each run starts its own Spark (default: one shared server)")
+    nightly.add_argument("--shard", type=_shard, default=None, metavar="I/N",
+                         help="run shard I of N of the matrix (1 <= I <= N), for N machines; "
+                              "join them with `kchaos nightly merge` (docs/nightly-sharded.md)")
     nightly.set_defaults(handler=_nightly)
+    nightly_commands = nightly.add_subparsers(dest="nightly_command", parser_class=Parser)
+    merge = nightly_commands.add_parser(
+        "merge", help="join the folders of `kchaos nightly --shard I/N` into one nightly")
+    merge.add_argument("shard_dirs", type=Path, nargs="+", metavar="SHARD_DIR",
+                       help="the nightly-*-shard-I-of-N folders, their run folders beside them")
+    merge.add_argument("--out", type=Path, default=None,
+                       help="results folder for the merged nightly (default: --results-dir)")
+    merge.add_argument("--partial", action="store_true",
+                       help="merge even with shards missing (their cells: not started; no "
+                            "verdict, exit 2 unless a run failed)")
+    merge.set_defaults(handler=_nightly_merge)
 
     serve = commands.add_parser("serve", help="serve the results folder on 127.0.0.1")
     serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")

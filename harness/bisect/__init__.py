@@ -1,0 +1,1 @@
+"""`kchaos bisect`: which Kafka Streams release first stops reproducing a failing run."""

@@ -1,0 +1,121 @@
+"""`kchaos bisect results/<run>`: replay a failing Kafka Streams run's plan and config on
+the releases Maven Central serves in a range, bisecting to the release where the anomaly
+stops (or starts) coming back; a folder with bisect.json, the replays and a report page."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from common.files import write_atomically
+from harness.bisect.releases import fetch_metadata, in_range, releases
+from harness.bisect.search import Bisection, ReplayFailed, RunResult, Trial
+from harness.console import err, out
+from harness.errors import HarnessError, UsageError
+from harness.report.pages import environment, href
+from harness.results import new_run_dir
+from harness.run.config import RunConfig
+from harness.shrink.classes import anomaly_classes, rate_text, target_classes
+from harness.sut.kstreams import default_version
+
+
+def _inputs(run_dir: Path, times: int, min_hits: int) -> tuple[RunConfig, Any, tuple[str, ...]]:
+    from harness.run.command import read_config_and_plan
+
+    if times < 1 or not 1 <= min_hits <= times:
+        raise UsageError("--times must be at least 1 and --min-hits between 1 and --times")
+    if not (run_dir / "run.json").is_file():
+        raise UsageError(f"{run_dir} is not a kchaos run folder (no run.json): pass the "
+                         "`run folder:` a failing --sut kstreams run printed")
+    config, plan = read_config_and_plan(run_dir)
+    if config.sut != "kstreams":
+        raise UsageError(f"{run_dir} ran --sut {config.sut}: bisect replays a --sut kstreams "
+                         "run on other Kafka Streams releases (for the worker's switches, "
+                         "`kchaos shrink` or `kchaos repro`)")
+    if not (run_dir / "results.json").is_file():
+        raise UsageError(f"{run_dir} was never judged (no results.json): run "
+                         f"`kchaos check {run_dir}` first")
+    found = anomaly_classes(run_dir)
+    if not found:
+        raise UsageError(f"{run_dir} found no anomaly: bisect needs a failing run "
+                         "(verdict INVALID)")
+    return config, plan, target_classes(found)
+
+
+def _original(run_dir: Path) -> RunResult:
+    try:
+        code = int(json.loads((run_dir / "run.json").read_text()).get("exit_code", 1))
+    except (OSError, ValueError, TypeError, AttributeError):
+        code = 1
+    return RunResult(str(run_dir), anomaly_classes(run_dir), code, 0.0)
+
+
+def _write(folder: Path, log: dict[str, Any], trials: list[Trial]) -> Path:
+    write_atomically(folder / "bisect.json", json.dumps(log, indent=2) + "\n")
+    rows = [{"version": t.version, "reproduced": t.reproduced,
+             "rate": rate_text(t.hits, len(t.runs)),
+             "links": [(Path(r.run_dir).name, href(os.path.relpath(
+                 Path(r.run_dir) / "report.html", folder)), r.anomalies) for r in t.runs]}
+            for t in trials]
+    page = environment().get_template("bisect.html.j2").render(
+        log=log, trials=rows, wall_min=f"{log['wall_s'] / 60:.1f}",
+        plotly_src=None, plotly_js=None)
+    path = folder / "report.html"
+    write_atomically(path, page)
+    return path
+
+
+def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
+           results_dir: Path | None) -> int:
+    from harness.run.command import execute, require_tools
+
+    config, plan, classes = _inputs(run_dir, times, min_hits)
+    version = config.kstreams_version or default_version()
+    chosen = in_range(releases(fetch_metadata()), versions or "", version)
+    require_tools(config)
+    folder = new_run_dir(results_dir or run_dir.parent, f"bisect-{run_dir.name}")
+    out.print(f"bisect folder: {folder}", highlight=False, soft_wrap=True, markup=False)
+    err.print(f"aiming at {', '.join(classes)} over {len(chosen)} releases "
+              f"({chosen[0]} … {chosen[-1]}); a release reproduces at {min_hits} of {times}")
+
+    def replay(release: str) -> RunResult:
+        err.rule(f"Kafka Streams {release}")
+        started = time.monotonic()
+        try:
+            outcome = execute(replace(config, kstreams_version=release), folder / "runs", plan)
+        except (HarnessError, UsageError) as exc:
+            return RunResult("", (), 255, time.monotonic() - started, error=str(exc))
+        return RunResult(str(outcome.run_dir), anomaly_classes(outcome.run_dir),
+                         outcome.exit_code, time.monotonic() - started)
+
+    def said(trial: Trial) -> None:
+        word = "[red]reproduces[/]" if trial.reproduced else "[green]does not[/]"
+        rate = rate_text(trial.hits, len(trial.runs))
+        err.print(f"Kafka Streams {trial.version}: {word} ({rate})")
+
+    search = Bisection(chosen, replay, classes, times, min_hits,
+                       known={version: _original(run_dir)}, on_trial=said)
+    started = time.monotonic()
+    log: dict[str, Any] = {
+        "original_run": str(run_dir), "original_version": version, "versions": chosen,
+        "target_classes": list(classes), "times": times, "min_hits": min_hits,
+        "answer": None, "error": None}
+    try:
+        answer = search.run()
+        log["answer"] = answer.to_json()
+    except ReplayFailed as exc:
+        log["error"] = f"a replay could not run, so the search stopped: {exc}"
+    finally:  # Ctrl-C or a failed replay keeps what was established
+        trials = sorted(search.trials.values(), key=lambda t: chosen.index(t.version))
+        log.update(trials=[t.to_json() for t in trials], wall_s=time.monotonic() - started,
+                   replays=sum(len(t.runs) for t in trials))
+        page = _write(folder, log, trials)
+    if log["error"]:
+        raise HarnessError(f"{log['error']} (evidence so far: {page})")
+    out.print(answer.sentence(), highlight=False)
+    out.print(f"report: {page}", highlight=False, soft_wrap=True)
+    return 0 if answer.older is not None else 2
