@@ -15,10 +15,11 @@ STAMP := $(VENV)/.kchaos-installed
 .PHONY: setup jars system-core system-test test test-fast test-fresh lint typecheck run bench \
 	clean engine-up engine-down images
 
+# PYTHONWARNINGS: setuptools warns of an editable install's import precedence, a block
+# of text no user can act on.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# setuptools warns of an editable install's import precedence: nothing a user can act on
 	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
