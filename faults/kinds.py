@@ -16,6 +16,20 @@ from typing import Any, Protocol
 
 from common.files import write_atomically
 from faults.model import Step
+from faults.params import (
+    DelayCheckpointParams,
+    IoDelayParams,
+    IoErrorParams,
+    KillParams,
+    MoveParams,
+    NetemParams,
+    NoParams,
+    P,
+    Params,
+    ScaleOutParams,
+    TruncateGlobalParams,
+    parse,
+)
 from faults.platform import Platform
 
 
@@ -96,6 +110,12 @@ def _broker_id(step: Step) -> int:
     return int(step.target.removeprefix("broker-"))
 
 
+def _args(cls: type[P], step: Step) -> P:
+    """The step's parameters as its kind declares them (checked when the plan was made or
+    loaded: here they parse)."""
+    return parse(cls, step.params, step.fault, f"step {step.id} ({step.fault})")
+
+
 def write_control(path: Path, **settings: Any) -> None:
     """The fault-injection hook: a small JSON file the worker re-reads when it changes."""
     current: dict[str, Any] = {}
@@ -121,7 +141,7 @@ def read_global_checkpoint(volume: Path, application_id: str) -> int | None:
 
 def _kill(ctx: FaultContext, step: Step) -> Details:
     ctx.platform.kill_pod(step.target)
-    if step.params.get("down"):
+    if _args(KillParams, step).down:
         # A crashed machine: nothing restarts the pod before the heal (a stop of a dead pod
         # only holds it down), so its session ends and its tasks fail over.
         ctx.platform.stop_pod(step.target)
@@ -149,17 +169,18 @@ def _resume(ctx: FaultContext, step: Step) -> Details:
 
 
 def _move(ctx: FaultContext, step: Step) -> Details:
+    args = _args(MoveParams, step)
     pod = ctx.platform.pod(step.target)
     nodes = ctx.platform.nodes()
-    destination = step.params.get("node") or nodes[(nodes.index(pod.node) + 1) % len(nodes)]
+    destination = args.node or nodes[(nodes.index(pod.node) + 1) % len(nodes)]
     source = pod.node
-    ctx.platform.move_pod(step.target, destination, bool(step.params.get("keep_volume", True)))
+    ctx.platform.move_pod(step.target, destination, args.keep_volume)
     return {"from": source, "to": destination}
 
 
 def _scale_out(ctx: FaultContext, step: Step) -> Details:
     nodes = ctx.platform.nodes()
-    node = step.params.get("node") or nodes[len(ctx.platform.pods()) % len(nodes)]
+    node = _args(ScaleOutParams, step).node or nodes[len(ctx.platform.pods()) % len(nodes)]
     ctx.platform.add_pod(step.target, node)
     return {"node": node}
 
@@ -181,11 +202,11 @@ def _delay_checkpoint(ctx: FaultContext, step: Step) -> Details:
     """Checkpoint writes of the pod take `ms` longer; with `reasons`, only writes for those
     reasons (e.g. `close`: a task lets go of its directory late, its thread's loop is not
     slowed down otherwise)."""
-    ms = int(step.params.get("ms", 2000))
-    reasons = [str(r) for r in step.params.get("reasons", ())]
-    write_control(ctx.platform.control_path(step.target), checkpoint_delay_ms=ms,
+    args = _args(DelayCheckpointParams, step)
+    reasons = list(args.reasons)
+    write_control(ctx.platform.control_path(step.target), checkpoint_delay_ms=args.ms,
                   checkpoint_delay_reasons=reasons)
-    return {"ms": ms, "reasons": reasons}
+    return {"ms": args.ms, "reasons": reasons}
 
 
 def _undelay_checkpoint(ctx: FaultContext, step: Step) -> Details:
@@ -203,7 +224,7 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
     then the invalid offset, and it rebuilds while the stream threads run."""
     if ctx.global_topic is None:
         raise RuntimeError("truncate-global needs the accounts topic")
-    live = bool(step.params.get("live", False))
+    live = _args(TruncateGlobalParams, step).live
     if live:  # the running pod's global consumer is left behind the cut, not its checkpoint
         ctx.platform.pause_pod(step.target)
     else:
@@ -268,27 +289,20 @@ def _power_loss(ctx: FaultContext, step: Step) -> Details:
     return {"undone": storage.power_loss(step.target)}
 
 
-# Where the I/O faults aim by default: the checkpoint files (write, fsync and rename of
-# `.checkpoint.tmp` -> `.checkpoint`), the checkpoint delay without a hook in the process.
-_IO_PATTERN = "*.checkpoint*"
-
-
-def _io_rule(step: Step, **defaults: Any) -> dict[str, Any]:
+def _io_rule(args: IoDelayParams | IoErrorParams) -> dict[str, Any]:
     from faults.faultfs.rules import Rule  # checked here: a bad rule fails this step only
 
-    raw = {"pattern": _IO_PATTERN, **defaults, **step.params}
-    raw["delay_ms"] = int(raw.pop("ms", raw.get("delay_ms", 0)))
-    return Rule.from_json(raw).to_json()
+    return Rule(args.ops, args.pattern, args.ms, args.error).to_json()
 
 
 def _io_delay(ctx: FaultContext, step: Step) -> Details:
-    rule = _io_rule(step, ops=["fsync", "rename"], ms=1500)
+    rule = _io_rule(_args(IoDelayParams, step))
     _storage(ctx, "io-delay").set_io_rules(step.target, [rule])
     return rule
 
 
 def _io_error(ctx: FaultContext, step: Step) -> Details:
-    rule = _io_rule(step, ops=["write", "fsync"], error="EIO")
+    rule = _io_rule(_args(IoErrorParams, step))
     _storage(ctx, "io-error").set_io_rules(step.target, [rule])
     return rule
 
@@ -301,9 +315,8 @@ def _io_heal(ctx: FaultContext, step: Step) -> Details:
 def _netem(ctx: FaultContext, step: Step) -> Details:
     if ctx.links is None:
         raise RuntimeError("netem needs a platform with a run network (--platform local)")
-    return ctx.links.degrade(step.target, int(step.params.get("delay_ms", 0)),
-                             int(step.params.get("jitter_ms", 0)),
-                             float(step.params.get("loss_pct", 0.0)))
+    args = _args(NetemParams, step)
+    return ctx.links.degrade(step.target, args.delay_ms, args.jitter_ms, args.loss_pct)
 
 
 def _heal_netem(ctx: FaultContext, step: Step) -> Details:
@@ -326,27 +339,37 @@ class FaultKind:
     heal: Action
     targets: str  # "pod", "new-pod", "broker" or "pod-or-broker"
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
+    # The parameters its steps may carry (names, types, defaults), checked when a plan is
+    # made or loaded (faults.model.Step); apply and heal read them typed, with `_args`.
+    params: type[Params] = NoParams
+
+    def check(self, step: Step) -> None:
+        """faults.params.ParamError (one line) if the step's parameters are not this
+        kind's."""
+        _args(self.params, step)
 
 
 FAULT_KINDS: dict[str, FaultKind] = {
     k.name: k
     for k in (
-        FaultKind("kill", _kill, _start, "pod"),
+        FaultKind("kill", _kill, _start, "pod", params=KillParams),
         FaultKind("stop", _stop, _start, "pod"),
         FaultKind("pause", _pause, _resume, "pod"),
-        FaultKind("move", _move, _nothing, "pod", instant=True),
-        FaultKind("scale-out", _scale_out, _scale_in, "new-pod"),
+        FaultKind("move", _move, _nothing, "pod", instant=True, params=MoveParams),
+        FaultKind("scale-out", _scale_out, _scale_in, "new-pod", params=ScaleOutParams),
         FaultKind("scale-in", _scale_in, _start, "pod"),
-        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod"),
-        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True),
+        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod",
+                  params=DelayCheckpointParams),
+        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True,
+                  params=TruncateGlobalParams),
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
         FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
         # Storage (the fault filesystem, --platform local): see faults/faultfs.
         FaultKind("power-loss", _power_loss, _start, "pod"),
-        FaultKind("io-delay", _io_delay, _io_heal, "pod"),
-        FaultKind("io-error", _io_error, _io_heal, "pod"),
-        FaultKind("netem", _netem, _heal_netem, "pod-or-broker"),
+        FaultKind("io-delay", _io_delay, _io_heal, "pod", params=IoDelayParams),
+        FaultKind("io-error", _io_error, _io_heal, "pod", params=IoErrorParams),
+        FaultKind("netem", _netem, _heal_netem, "pod-or-broker", params=NetemParams),
     )
 }
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from faults.params import ProfileSettings as ProfileSettings  # for faults.plan
+from faults.params import check_settings as check_settings
+
 # Conditions a trigger can wait for, observed from a pod's trace and volume (the step's
 # target, or the trigger's `pod`); `contended` and `cleaned` from every pod's trace, since
 # KAFKA-8187 unfolds on one pod and the step that must follow it acts on another. They let
@@ -59,6 +62,8 @@ class Step:
     fault: str
     target: str
     trigger: Trigger
+    # As plan.json has them; the kind declares their names, types and defaults
+    # (faults.kinds.FaultKind.params) and reads them typed.
     params: dict[str, Any] = field(default_factory=dict)
     heal_after_s: float | None = None  # None: the fault heals itself or at the end of load
     # Instead of heal_after_s: heal when this trigger fires, its `at_s` counted from the
@@ -68,6 +73,13 @@ class Step:
     def __post_init__(self) -> None:
         if self.heal_when is not None and self.heal_after_s is not None:
             raise ValueError(f"step {self.id}: heal_after_s or heal_when, not both")
+        # Checked when the plan is made or loaded (faults.params.ParamError): a misspelt
+        # parameter would otherwise be read as its default, the plan silently another one.
+        # An unknown kind is the loader's to name (harness.run.command).
+        from faults.kinds import FAULT_KINDS  # it imports this module
+
+        if self.fault in FAULT_KINDS:
+            FAULT_KINDS[self.fault].check(self)
 
     def to_json(self) -> dict[str, Any]:
         raw = asdict(self)
@@ -81,12 +93,13 @@ class Step:
 
     @staticmethod
     def from_json(raw: dict[str, Any]) -> Step:
+        params = raw.get("params", {})  # not an object: the kind's check says so
         return Step(
             id=int(raw["id"]),
             fault=str(raw["fault"]),
             target=str(raw["target"]),
             trigger=Trigger(**raw["trigger"]),
-            params=dict(raw.get("params", {})),
+            params=dict(params) if isinstance(params, dict) else params,
             heal_after_s=raw.get("heal_after_s"),
             heal_when=Trigger(**raw["heal_when"]) if raw.get("heal_when") else None,
         )
@@ -98,11 +111,14 @@ class Plan:
     profile: str
     steps: tuple[Step, ...]
     # Settings the profile needs from the run (e.g. standbys for KAFKA-8187), applied
-    # unless the user set them explicitly.
-    config: dict[str, Any] = field(default_factory=dict)
+    # unless the user set them explicitly; checked against their declaration.
+    config: ProfileSettings = field(default_factory=lambda: ProfileSettings())
     # Ordered: a step waits for the one before it (a targeted sequence). Unordered: each
     # step fires on its own trigger, so one waiting for its condition delays no other.
     ordered: bool = True
+
+    def __post_init__(self) -> None:
+        check_settings(self.config, self.profile)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +135,6 @@ class Plan:
             seed=int(raw["seed"]),
             profile=str(raw["profile"]),
             steps=tuple(Step.from_json(s) for s in raw["steps"]),
-            config=dict(raw.get("config", {})),
+            config=check_settings(raw.get("config", {}), str(raw["profile"])),
             ordered=bool(raw.get("ordered", True)),  # plan files from before the field
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from faults.model import Plan, Step, Trigger
+from faults.model import Plan, ProfileSettings, Step, Trigger, check_settings
 
 FIRST_FAULT_S = 6.0
 QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
@@ -244,7 +244,7 @@ QUIET_AFTER_S: dict[Callable[[_Builder, float], None], float] = {_crash: 16.0}
 # transactions last 2 s: a memtable fills every ~30 s per store at its rate, whatever the
 # write buffer, and a crash aborts flushed writes only if one came since the last commit
 # (with 500 ms, in 0 seeds of 3).
-MIX_CONFIG: dict[str, dict[str, object]] = {
+MIX_CONFIG: dict[str, ProfileSettings] = {
     "all": {"standbys": 1, "partitions": 6, "commit_interval_ms": 2000},
 }
 # Mixes drawn from a bag and run unordered (a step waiting for its condition, or behind a
@@ -263,7 +263,7 @@ def _bag(b: _Builder, mix: list[Callable[[_Builder, float], None]],
     return bag
 
 
-def _generic(b: _Builder, profile: str) -> dict[str, object]:
+def _generic(b: _Builder, profile: str) -> ProfileSettings:
     mix = list(MIXES[profile])
     if not mix:
         return {}
@@ -292,20 +292,20 @@ def _generic(b: _Builder, profile: str) -> dict[str, object]:
     else:
         for at in b.times(5, 9):
             b.rng.choice(mix)(b, at)
-    return dict(MIX_CONFIG.get(profile, {}))
+    return MIX_CONFIG.get(profile, {}).copy()
 
 
 # -- targeted profiles: aim at one seed's window ---------------------------------------------
 
 
-def _kafka_20685(b: _Builder) -> dict[str, object]:
+def _kafka_20685(b: _Builder) -> ProfileSettings:
     """SIGKILL pod-0 again and again at the moment a memtable flush has persisted writes of
     a still-open transaction (long transactions, small write buffers): a restore-time
     checkpoint left in place is then trusted over a store holding aborted writes."""
     return _crash_after_flush_in_txn(b, "kill")
 
 
-def _crash_after_flush_in_txn(b: _Builder, fault: str) -> dict[str, object]:
+def _crash_after_flush_in_txn(b: _Builder, fault: str) -> ProfileSettings:
     """`fault` (kill or power-loss) on pod-0 whenever a memtable flush has persisted writes
     of a still-open transaction."""
     for at in b.times(8, 11):
@@ -317,7 +317,7 @@ def _crash_after_flush_in_txn(b: _Builder, fault: str) -> dict[str, object]:
             "rate": 300.0, "commit_interval_ms": 5000, "write_buffer_bytes": 8192}
 
 
-def _kafka_7672(b: _Builder) -> dict[str, object]:
+def _kafka_7672(b: _Builder) -> ProfileSettings:
     """Tasks leave pod-0's threads for a scaled-out pod long enough for the cleaner to
     delete their directories, then come back: a thread that restored a task before finds
     it without checkpoint or data and must restore it again from the changelog.
@@ -339,7 +339,7 @@ def _kafka_7672(b: _Builder) -> dict[str, object]:
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 
-def _kafka_8187(b: _Builder) -> dict[str, object]:
+def _kafka_8187(b: _Builder) -> ProfileSettings:
     """A standby moves between the two threads of pod-0 while the old owner is slow to let
     go; the cleaner deletes its directory; a restart writes its creation-time checkpoint
     into the empty directory; every active fails over to pod-0 and trusts it.
@@ -404,14 +404,14 @@ def _kafka_8187(b: _Builder) -> dict[str, object]:
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500, "restart": "never"}
 
 
-def _kip_406(b: _Builder) -> dict[str, object]:
+def _kip_406(b: _Builder) -> ProfileSettings:
     """The global topic is truncated past pod-0's global checkpoint while it is down."""
     b.add("truncate-global", pod_name(0), Trigger(FIRST_FAULT_S + 4, "commits", count=4,
                                                    timeout_s=10))
     return {"pods": 1}
 
 
-def _global_rebuild_nonblocking(b: _Builder) -> dict[str, object]:
+def _global_rebuild_nonblocking(b: _Builder) -> ProfileSettings:
     """The global topic is cut past the position of pod-0's *running* global consumer (the
     pod is paused meanwhile), again and again: the global thread wipes its store and
     rebuilds it while input waits. The fixed worker stops joining until the rebuild is
@@ -423,7 +423,7 @@ def _global_rebuild_nonblocking(b: _Builder) -> dict[str, object]:
     return {"pods": 1, "accounts": 2000}
 
 
-def _eos_no_corruption_wipe(b: _Builder) -> dict[str, object]:
+def _eos_no_corruption_wipe(b: _Builder) -> ProfileSettings:
     """The window of KAFKA-20685 seen from the other side: SIGKILL while memtable flushes
     have persisted an open transaction's writes. The fixed worker (no checkpoint while
     RUNNING) finds a store without checkpoint and wipes it; with `eos-no-corruption-wipe`
@@ -444,7 +444,7 @@ def _eos_no_corruption_wipe(b: _Builder) -> dict[str, object]:
             "rate": 300.0, "commit_interval_ms": 8000, "write_buffer_bytes": 8192}
 
 
-def _checkpoint_delete_no_fsync(b: _Builder) -> dict[str, object]:
+def _checkpoint_delete_no_fsync(b: _Builder) -> ProfileSettings:
     """KAFKA-20685's window with a power loss instead of a SIGKILL: pod-0 loses power when
     a memtable flush has persisted an open transaction's writes. The fixed worker's
     RUNNING task has no checkpoint on disk (deleted durably): wipe and restore. With
@@ -455,7 +455,7 @@ def _checkpoint_delete_no_fsync(b: _Builder) -> dict[str, object]:
     return _crash_after_flush_in_txn(b, "power-loss")
 
 
-def _store_wal_no_sync(b: _Builder) -> dict[str, object]:
+def _store_wal_no_sync(b: _Builder) -> ProfileSettings:
     """At-least-once, pod-0 loses power right after commits (each writes a checkpoint).
     The fixed worker flushed its stores before each checkpoint; with `store-wal-no-sync`
     the writes since the last memtable flush lived in an unsynced log the crash drops,
@@ -468,7 +468,7 @@ def _store_wal_no_sync(b: _Builder) -> dict[str, object]:
             "rate": 100.0, "write_buffer_bytes": 4 << 20}
 
 
-TARGETED: dict[str, Callable[[_Builder], dict[str, object]]] = {
+TARGETED: dict[str, Callable[[_Builder], ProfileSettings]] = {
     "KAFKA-20685": _kafka_20685,
     "KAFKA-7672": _kafka_7672,
     "KAFKA-8187": _kafka_8187,
@@ -482,11 +482,10 @@ TARGETED: dict[str, Callable[[_Builder], dict[str, object]]] = {
 PROFILES = (*MIXES, *TARGETED)
 
 
-def profile_config(profile: str) -> dict[str, object]:
-    """The run settings a profile needs (pods, threads, ...), before any plan is drawn."""
-    if profile in TARGETED:
-        return TARGETED[profile](_Builder(0, profile, 1, 1, 0.0))
-    return dict(MIX_CONFIG.get(profile, {}))
+def profile_config(profile: str) -> ProfileSettings:
+    """The run settings a profile needs (pods, ...), before any plan is drawn (checked)."""
+    build = TARGETED.get(profile, lambda _: MIX_CONFIG.get(profile, {}))
+    return check_settings(build(_Builder(0, profile, 1, 1, 0.0)), profile)
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:

@@ -15,6 +15,7 @@ from rich.table import Table
 from checker.model import Verdict, compose, compose_exit_codes, exit_code
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
+from faults.params import ParamError
 from faults.plan import plan as draw_plan
 from harness.console import err, out
 from harness.errors import UsageError
@@ -105,6 +106,8 @@ def read_config_and_plan(run_dir: Path) -> tuple[RunConfig, Plan]:
     try:
         config = RunConfig.from_json(info["config"])
         plan = Plan.from_json(read_json(run_dir / "plan.json"))
+    except ParamError as exc:  # a hand-edited plan: a misspelt or mistyped parameter
+        raise UsageError(f"{run_dir / 'plan.json'}: {exc}") from exc
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{run_dir} has a damaged run.json or plan.json ({exc})") from exc
     unknown = sorted({s.fault for s in plan.steps} - set(FAULT_KINDS))

@@ -5,11 +5,14 @@ Everything needed to redo the run is in `run.json` (`RunConfig.to_json`).
 
 from __future__ import annotations
 
+import difflib
 import socket
+import typing
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, profile_config
 from harness.errors import UsageError
 
@@ -85,9 +88,40 @@ def resolve(explicit: dict[str, Any]) -> RunConfig:
     profile = explicit.get("profile") or RunConfig.profile
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile}: choose one of {', '.join(PROFILES)}")
-    merged: dict[str, Any] = {**profile_config(profile), **explicit, "profile": profile}
-    names = {f.name for f in fields(RunConfig)}
-    return validate(replace(RunConfig(), **{k: v for k, v in merged.items() if k in names}))
+    names = [f.name for f in fields(RunConfig)]
+    for key in explicit:  # no longer dropped: a misspelt setting ran on its default
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            raise UsageError(f"unknown run setting {key!r}"
+                             + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; settings are {', '.join(names)}")
+    merged: dict[str, Any] = {**profile_settings(profile), **explicit, "profile": profile}
+    return validate(replace(RunConfig(), **merged))
+
+
+def profile_settings(profile: str) -> ProfileSettings:
+    """The run settings `profile` sets (faults.plan), checked: UsageError (one line, the
+    key, the profile, the keys a profile may set) for an unknown one or a mistyped one."""
+    try:
+        return profile_config(profile)
+    except ParamError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_profile_settings() -> None:
+    """On import, so that a profile's misspelt setting fails every test, not one run: each
+    setting a profile may set is a RunConfig field of the same type, and every profile's
+    settings are among them."""
+    run_types = typing.get_type_hints(RunConfig)
+    for key, hint in typing.get_type_hints(ProfileSettings).items():
+        if run_types.get(key) != hint:
+            raise TypeError(f"faults.params.ProfileSettings.{key} is {hint}, RunConfig's "
+                            f"{run_types.get(key, 'missing')}")
+    for profile in PROFILES:
+        profile_settings(profile)
+
+
+_check_profile_settings()
 
 
 def validate(config: RunConfig) -> RunConfig:
