@@ -18,7 +18,7 @@ from harness.shrink.timing import (
 def _variant() -> Variant:
     return Variant((
         Step(0, "kill", "pod-0", Trigger(12.0), heal_after_s=3.0),
-        Step(1, "stop", "pod-1", Trigger(20.0, "commits", count=4, timeout_s=10), {"x": 1}),
+        Step(1, "stop", "pod-1", Trigger(20.0, "commits", count=4, timeout_s=10)),
     ), 40.0)
 
 
