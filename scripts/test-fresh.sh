@@ -41,7 +41,7 @@ bash scripts/docker-base.sh
 mkdir -p "$WORK/context" "$CACHE"
 cp scripts/system-packages.txt scripts/install-system-packages.sh "$WORK/context/"
 say "building $IMAGE (the base image and a fresh machine's prerequisites)"
-docker build -q -t "$IMAGE" -f dockerfiles/fresh.Dockerfile "$WORK/context" >/dev/null
+docker build --network host -q -t "$IMAGE" -f dockerfiles/fresh.Dockerfile "$WORK/context" >/dev/null
 
 git clone -q "$REPO" "$WORK/kchaos"
 say "make ${TARGETS[*]} in a fresh container, on $(git -C "$WORK/kchaos" log -1 --format='%h %s')"
