@@ -7,7 +7,10 @@ Where each part lives:
 - durations.py  "90s", "45m", "1h30m" -> seconds (--budget, matrix durations);
 - supervise.py  runs as subprocesses, `jobs` at once, timeouts, interruption, the budget;
 - table.py      the terminal summary tables;
-- command.py    the whole nightly: run, judge, write the index, JUnit and nightly.json.
+- command.py    the whole nightly: run, judge, write the index, JUnit and nightly.json;
+- shard.py      `--shard I/N`: which cells a machine runs, and the shard.json it records;
+- shard_folder.py, merge.py  `kchaos nightly merge`: shard folders checked, then joined
+                into one nightly (docs/nightly-sharded.md).
 """
 
 from harness.nightly.command import NIGHTLY_JUNIT, nightly

@@ -5,6 +5,10 @@ Exit code: 0 when every fixed-worker run was valid and every bug switch was caug
 least one of its runs (harness/report/expect.py), 1 otherwise, 2 when the budget did not
 allow a single run; 128 + the signal when interrupted (after writing the summary of what
 finished). A bad matrix raises UsageError (254) before any run starts.
+
+With `shard` (`--shard I/N`, shard.py) it runs that share of the matrix into
+`nightly-<stamp>-shard-I-of-N/` with a shard.json, and a switch its runs missed does not
+fail it: `kchaos nightly merge` (merge.py) judges detection over every shard.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from harness.errors import (
 )
 from harness.nightly.engine import without_docker_cells_if_no_engine
 from harness.nightly.matrix import Cell, load_matrix
+from harness.nightly.shard import Shard, matrix_hash, select, shard_verdict, write_shard_record
 from harness.nightly.supervise import (
     ESTIMATE_FACTOR,
     Attempt,
@@ -88,27 +93,36 @@ def _judge(attempts: list[Attempt]) -> tuple[dict[int, RunSummary], list[LostRun
 
 def nightly(
     results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str],
-    shared_spark: bool = False, jobs: int | None = None,
+    shared_spark: bool = False, jobs: int | None = None, shard: Shard | None = None,
 ) -> int:
-    matrix = load_matrix(matrix_path)  # all of it checked before anything is written
+    matrix = whole = load_matrix(matrix_path)  # all of it checked before anything is written
+    if shard is not None:  # before the docker cells are left out: the same on every machine
+        matrix = select(whole, shard)
+    held = len(matrix.cells)
     if jobs is not None:
         matrix = dataclasses.replace(matrix, jobs=jobs)
     matrix, no_engine, why = without_docker_cells_if_no_engine(matrix)
     results_dir = Path(results_dir)
-    log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}"
+    suffix = shard.suffix if shard is not None else ""
+    log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}{suffix}"
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the nightly's folder {log_dir}: {exc.strerror}; "
                          "pass a writable --results-dir") from exc
+    if shard is not None:
+        write_shard_record(log_dir, whole, shard, started_at)
+        err.print(f"nightly: shard {shard} of matrix {matrix_hash(whole)} "
+                  f"({len(whole.cells)} run(s) in all)", highlight=False)
     err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, {matrix.jobs} at a time, "
               f"budget {format_duration(budget_s)}, logs in {log_dir}", highlight=False)
     if no_engine:
         err.print(f"nightly: {len(no_engine)} docker run(s) not started: {why}", highlight=False)
 
-    # One Spark Connect server checks every run (harness/shared_spark.py).
-    with shared_checker(matrix.extra_args, log_dir, shared_spark) as extra_args:
+    # One Spark Connect server checks every run (harness/shared_spark.py); none for no run.
+    with shared_checker(matrix.extra_args, log_dir, shared_spark and bool(matrix.cells)
+                        ) as extra_args:
         matrix = dataclasses.replace(matrix, extra_args=extra_args)
 
         def start(cell: Cell, number: int) -> RunProcess | Attempt:
@@ -117,6 +131,9 @@ def nightly(
         done = run_matrix(matrix, budget_s, start, jobs=matrix.jobs)
     attempts, skipped = done.attempts, done.skipped
     summaries, lost, verdict = _judge(attempts)
+    ok, reasons, notes = verdict.ok, verdict.reasons(), list[str]()
+    if shard is not None:
+        ok, reasons, notes = shard_verdict(verdict)
     junit = write_junit(list(summaries.values()), log_dir / JUNIT_FILE, lost)
     (results_dir / NIGHTLY_JUNIT).write_text(junit.read_text())
     write_json(log_dir / NIGHTLY_JSON, {
@@ -127,8 +144,8 @@ def nightly(
         "not_started": [dataclasses.asdict(c) for c in skipped],
         "not_started_no_engine": [dataclasses.asdict(c) for c in no_engine],
         "interrupted": done.interrupted is not None,
-        "ok": verdict.ok and done.interrupted is None,
-        "reasons": verdict.reasons(),
+        "ok": ok and done.interrupted is None,
+        "reasons": reasons,
     })
     # The pages matter less than the verdict and the JUnit file: a failure is one line.
     try:
@@ -148,13 +165,19 @@ def nightly(
     if done.interrupted is not None:
         out.print("[yellow]nightly interrupted[/]: the runs above finished; no verdict")
         return exit_code_for_exception(done.interrupted)
+    if not attempts and shard is not None and not held:
+        out.print(f"nightly: shard {shard} holds none of the matrix's {len(whole.cells)} "
+                  "run(s): nothing to run", highlight=False)
+        return EXIT_VALID
     if not attempts:
         est = format_duration(ESTIMATE_FACTOR * matrix.time_limit_s)
         out.print(f"[yellow]nightly: no run fits in the budget (one run: about {est})[/]")
         return EXIT_UNKNOWN
-    for reason in verdict.reasons():
+    for note in notes:
+        out.print(f"[yellow]note[/] {note}", highlight=False)
+    for reason in reasons:
         out.print(f"[red]FAIL[/] {reason}", highlight=False)
-    if verdict.ok:
+    if ok:
         out.print(f"[green]nightly passed[/]: {len(attempts)} run(s)", highlight=False)
         return EXIT_VALID
     return EXIT_INVALID
