@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from synth_history import History, trace
 
-from workloads.ledger.contract import task_id
+from workloads.ledger.contract import task_id, task_partition
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,9 @@ def stale_digest(h: History, rnd: random.Random) -> tuple[History, Expected] | N
 
 
 def checkpoint_while_running(h: History, rnd: random.Random) -> tuple[History, Expected] | None:
-    """KAFKA-20685's shape: the restore-completion checkpoint is still there at RUNNING."""
+    """KAFKA-20685's shape: the restore-completion checkpoint is still there at RUNNING,
+    and when the task commits its first records (the worker's `txn-commit` names the
+    partitions whose tasks processed records)."""
     runs = [t for t in h.traces if t["event"] == "task-running"]
     if h.meta["guarantee"] != "exactly_once_v2" or not runs:
         return None
@@ -173,8 +175,11 @@ def checkpoint_while_running(h: History, rnd: random.Random) -> tuple[History, E
         offsets={"x": 1},
         reason="restore-complete",
     )
+    commit = trace(
+        run["ts_ns"] + 1, run["pid"], "txn-commit", offsets={str(task_partition(run["task"])): 1}
+    )
     return (
-        replace(h, traces=[*h.traces, write]),
+        replace(h, traces=[*h.traces, write, commit]),
         Expected(
             "stale-checkpoint",
             1,
