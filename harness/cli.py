@@ -36,6 +36,9 @@ class Parser(argparse.ArgumentParser):
     ) -> argparse.Namespace:
         """Unknown options named with the help of the command they were given to (argparse
         reports them at the top level: `kchaos --help`)."""
+        commands = next((tuple(a.choices) for a in self._actions
+                         if isinstance(a, argparse._SubParsersAction)), ())
+        _refuse_misplaced_global_options(list(sys.argv[1:] if args is None else args), commands)
         parsed, unknown = self.parse_known_args(args, namespace)
         if unknown:
             names = (getattr(parsed, "command", None), getattr(parsed, "kafka_command", None))
@@ -46,6 +49,20 @@ class Parser(argparse.ArgumentParser):
 
 
 Handler = Callable[[argparse.Namespace], int]
+GLOBAL_OPTIONS = ("--results-dir",)  # kchaos's own: before the command
+
+
+def _refuse_misplaced_global_options(argv: list[str], commands: Sequence[str]) -> None:
+    """`kchaos nightly --results-dir r`: argparse would read `r` as a subcommand of
+    nightly's and blame it; the mistake is the option's place."""
+    command = next((a for a in argv if a in commands), None)
+    if command is None:
+        return
+    for option in argv[argv.index(command) + 1:]:
+        if option.split("=", 1)[0] in GLOBAL_OPTIONS:
+            raise UsageError(f"{option.split('=', 1)[0]} is an option of kchaos itself: put it "
+                             f"before the command, `kchaos {option.split('=', 1)[0]} DIR "
+                             f"{command} ...` (see `kchaos {command} --help`)")
 
 
 def _kafka_up(args: argparse.Namespace) -> int:
