@@ -154,7 +154,8 @@ def _shrink(args: argparse.Namespace) -> int:
 def _bisect(args: argparse.Namespace) -> int:
     from harness.bisect.command import bisect
 
-    return bisect(args.run_dir, args.versions, args.times, args.min_hits, args.into)
+    return bisect(args.run_dir, args.versions, args.times, args.min_hits, args.into,
+                  args.anomaly)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -303,6 +304,9 @@ def build_parser() -> Parser:
     bisect.add_argument("--times", type=int, default=3, help="replays per release, K (3)")
     bisect.add_argument("--min-hits", type=int, default=2,
                         help="hits of the run's anomaly classes for a release to reproduce, M (2)")
+    bisect.add_argument("--anomaly", default=None,
+                        help="class(es) a replay must show, A[,B] (default: the run's, less "
+                             "`unavailable`; e.g. dedup-skip,lost-history for the data loss)")
     bisect.add_argument("--into", type=Path, default=None,
                         help="results folder for the bisect folder (default: beside RUN_DIR)")
     bisect.set_defaults(handler=_bisect)

@@ -19,11 +19,12 @@ from harness.errors import HarnessError, UsageError
 from harness.report.pages import environment, href
 from harness.results import new_run_dir
 from harness.run.config import RunConfig
-from harness.shrink.classes import anomaly_classes, rate_text, target_classes
+from harness.shrink.classes import anomaly_classes, chosen_classes, rate_text
 from harness.sut.kstreams import default_version
 
 
-def _inputs(run_dir: Path, times: int, min_hits: int) -> tuple[RunConfig, Any, tuple[str, ...]]:
+def _inputs(run_dir: Path, times: int, min_hits: int,
+            anomaly: str | None) -> tuple[RunConfig, Any, tuple[str, ...]]:
     from harness.run.command import read_config_and_plan
 
     if times < 1 or not 1 <= min_hits <= times:
@@ -43,7 +44,7 @@ def _inputs(run_dir: Path, times: int, min_hits: int) -> tuple[RunConfig, Any, t
     if not found:
         raise UsageError(f"{run_dir} found no anomaly: bisect needs a failing run "
                          "(verdict INVALID)")
-    return config, plan, target_classes(found)
+    return config, plan, chosen_classes(found, anomaly, run_dir.name)
 
 
 def _original(run_dir: Path) -> RunResult:
@@ -70,10 +71,10 @@ def _write(folder: Path, log: dict[str, Any], trials: list[Trial]) -> Path:
 
 
 def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
-           results_dir: Path | None) -> int:
+           results_dir: Path | None, anomaly: str | None = None) -> int:
     from harness.run.command import execute, require_tools
 
-    config, plan, classes = _inputs(run_dir, times, min_hits)
+    config, plan, classes = _inputs(run_dir, times, min_hits, anomaly)
     version = config.kstreams_version or default_version()
     chosen = in_range(releases(fetch_metadata()), versions or "", version)
     require_tools(config)

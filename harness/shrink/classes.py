@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.errors import UsageError
+
 # Judged on progress under load: a slow machine produces it without any bug. A shrink
 # aims at it only when the run found nothing else.
 LOAD_CLASSES = ("unavailable",)
@@ -30,3 +32,15 @@ def target_classes(found: tuple[str, ...]) -> tuple[str, ...]:
 
 def rate_text(hits: int, runs: int) -> str:
     return f"{hits}/{runs} ({100.0 * hits / runs:.0f}%)" if runs else "0/0"
+
+
+def chosen_classes(found: tuple[str, ...], anomaly: str | None, run_name: str) -> tuple[str, ...]:
+    """`--anomaly A[,B]` (each one the run found), or the run's own less the load ones."""
+    if anomaly is None:
+        return target_classes(found)
+    chosen = tuple(a for a in anomaly.split(",") if a)
+    unknown = [a for a in chosen if a not in found]
+    if not chosen or unknown:
+        raise UsageError(f"--anomaly {anomaly}: choose among what {run_name} found: "
+                         f"{','.join(found)}")
+    return chosen
