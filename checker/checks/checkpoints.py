@@ -19,16 +19,18 @@
 
     The first processed record is the earliest trace line after the `task-running`, in
     that process and running period, that shows the task had processed one by then:
-    - a `dedup-skip` / `dedup-reemit` (both systems under test) or `memtable-flush` (the
-      Python worker) of the task: the record, or writes of records, themselves;
+    - a `task-first-record` (the kstreams app: after the first record's writes since the
+      processor's init), a `dedup-skip` / `dedup-reemit` (both systems under test) or a
+      `memtable-flush` (the Python worker) of the task: the record, or its writes;
     - a `txn-commit` whose `offsets` name the task's input partition (the Python worker:
       only tasks that processed records since the last commit are in it);
     - a `txn-commit` without `offsets` (the kstreams app: a rise of the stream thread's
       `commit-total` metric, polled every 50 ms) on the thread that traced the
       `task-running`, the second one after it: the first may count a commit made before
       the task went RUNNING, the second counts only commits made after the first was
-      read. The kstreams app traces a record of a task only when it skips or re-emits
-      it, so where no such line comes first this proxy stands for the task's first record:
+      read. Apps built before `task-first-record` traced a record only when they
+      skipped or re-emitted it; where no such line comes first this proxy stands for the
+      task's first record:
       a thread commits only when some task on it processed records, and a RUNNING task
       with buffered records is processed before its thread's next commit. A task with no
       records on a thread whose other tasks commit is judged as if it had one.
@@ -56,7 +58,7 @@ ABSENT = ("checkpoint-delete", "wipe", "cleaner-delete")
 # A task's running period ends at its next processor init or close in the same process.
 PERIOD_ENDS = ("task-running", "task-closed")
 # Trace lines of one task that follow a record it processed.
-TASK_PROCESSED = ("dedup-skip", "dedup-reemit", "memtable-flush")
+TASK_PROCESSED = ("task-first-record", "dedup-skip", "dedup-reemit", "memtable-flush")
 COMMIT = "txn-commit"
 # Which thread-level commit after a task-running stands for the task's first record: the
 # second, since the first rise of a polled metric may count a commit made before it.

@@ -33,6 +33,9 @@ final class LedgerProcessor implements Processor<String, String, String, String>
     private KeyValueStore<String, String> accounts;
     private String task;
     private boolean reemitAtSamePosition;
+    // Whether this running period (since init) has written a record's output: the first
+    // is traced, the moment a checkpoint kept from restoration starts to go stale.
+    private boolean wroteSinceInit;
 
     LedgerProcessor(Trace trace) {
         this.trace = trace;
@@ -50,6 +53,7 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         // Kafka Streams initialises a task's processors when the task turns RUNNING
         // (after restoration): the trace's task-running.
         trace.emit("task-running", "task", task);
+        wroteSinceInit = false;
     }
 
     @Override
@@ -95,6 +99,11 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         dedup.put(eventId, encoded);
         balances.put(account, Long.toString(balance));
         context.forward(record.withKey(account).withValue(encoded));
+        if (!wroteSinceInit) {  // after the writes: the line is never before what it shows
+            wroteSinceInit = true;
+            trace.emit("task-first-record", "task", task, "partition", where.partition(),
+                       "offset", where.offset());
+        }
     }
 
     /** Whether a dedup entry is the output of the record at `where` (an entry in another
