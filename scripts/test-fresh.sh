@@ -40,8 +40,11 @@ cleanup() {
 trap cleanup EXIT
 
 bash scripts/docker-base.sh
-mkdir -p "$WORK/context" "$CACHE"
+mkdir -p "$WORK/context/certs" "$CACHE"
 cp scripts/system-packages.txt scripts/install-system-packages.sh "$WORK/context/"
+# The host's extra CAs (Debian's place for them): the registries may sit behind a proxy
+# that the machine trusts and a bare image does not.
+cp /usr/local/share/ca-certificates/*.crt "$WORK/context/certs/" 2>/dev/null || true
 say "building $IMAGE (the base image and a fresh machine's prerequisites)"
 docker build --network host -q -t "$IMAGE" -f dockerfiles/fresh.Dockerfile "$WORK/context" >/dev/null
 
@@ -53,6 +56,7 @@ docker run --name "$NAME" --label kchaos.run=fresh --network host \
   --cap-add SYS_ADMIN --cap-add NET_ADMIN --cap-add NET_RAW --device /dev/fuse \
   --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
   -v "$WORK/kchaos:/kchaos" -v "$CACHE:/root/.cache/pip" -w /kchaos -e CI=true \
+  -e http_proxy -e https_proxy -e no_proxy -e HTTP_PROXY -e HTTPS_PROXY -e NO_PROXY \
   "$IMAGE" make "${TARGETS[@]}" || status=$?
 say "make ${TARGETS[*]} exited $status after $((SECONDS - start)) s in the container"
 exit "$status"
