@@ -1,5 +1,8 @@
-"""SUT `kstreams`: the ledger app on Apache Kafka Streams (workloads/kstreams), any release
-Maven Central serves, built with Maven once per (release, sources) into the cache folder.
+"""SUT `kstreams`: the ledger app on Apache Kafka Streams, any release from 2.1 on that Maven
+Central serves, built with Maven once per (release, sources) into the cache folder. One
+source tree per API generation (`GENERATIONS`), chosen by the release: workloads/kstreams
+(3.7 on) and workloads/kstreams-legacy (2.1 to 3.6), with the same topics, records, pod
+flags and trace events, but for the events a generation cannot emit.
 
 It speaks the pod flags of the Python worker; what it cannot take is the control-file
 hook (the `delay-checkpoint` fault). Its trace says what Kafka Streams tells (client state,
@@ -23,11 +26,61 @@ from harness.errors import UsageError
 from harness.kafka.jars import cache_root, require_java, require_tool
 from harness.sut.base import PodPaths, PodSettings
 
-APP_DIR = Path(__file__).resolve().parents[2] / "workloads" / "kstreams"
+WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+APP_DIR = WORKLOADS / "kstreams"
 POM = APP_DIR / "pom.xml"
-MAIN_CLASS = "dev.kchaos.kstreams.LedgerApp"
+MAIN_CLASS = "dev.kchaos.kstreams.LedgerApp"  # in every generation
 COMPLETE_MARKER = ".complete"
 VERSION_PATTERN = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.]+)?$")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One source tree of the ledger app and the releases it is built for: from `first` up
+    to the next generation's first."""
+
+    name: str
+    app_dir: Path
+    first: tuple[int, int]
+    jar: str  # <artifactId>-<version>.jar of its pom
+    cannot_trace: tuple[str, ...]  # trace events its releases give it no listener for
+
+    @property
+    def pom(self) -> Path:
+        return self.app_dir / "pom.xml"
+
+
+# Newest first. The boundaries are API ones: workloads/kstreams uses the StandbyUpdateListener
+# (KIP-988, 3.7) and KStream#process returning a stream (KIP-820, 3.3); the legacy tree uses
+# KStream#transform and the old processor.Processor, which 2.0 to 3.9 have (gone in 4.0).
+# Below 2.1 nothing: Kafka 4 brokers refuse older clients (KIP-896).
+GENERATIONS = (
+    Generation("current", APP_DIR, (3, 7), "kchaos-kstreams-ledger-1.jar", ()),
+    # restore-suspended too before 3.5 (no onRestoreSuspended): its app-config event says
+    Generation("legacy", WORKLOADS / "kstreams-legacy", (2, 1),
+               "kchaos-kstreams-ledger-legacy-1.jar",
+               ("standby-update-start", "standby-update-suspended")),
+)
+OLDEST = GENERATIONS[-1].first
+
+
+def generation(version: str) -> Generation:
+    """The source tree that builds Kafka Streams `version`; UsageError below 2.1."""
+    if not VERSION_PATTERN.match(version):
+        raise UsageError(f"--kstreams-version {version!r}: give a release like 4.1.2")
+    for candidate in GENERATIONS:
+        if release(version) >= candidate.first:
+            return candidate
+    oldest = ".".join(map(str, OLDEST))
+    raise UsageError(
+        f"--kstreams-version {version}: kchaos runs Kafka Streams {oldest} or later (Kafka 4 "
+        f"brokers refuse older clients, KIP-896); give {oldest}.0 or a newer release"
+    )
+
+
+def release(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
 
 
 def default_version() -> str:
@@ -38,47 +91,43 @@ def default_version() -> str:
     return match.group(1)
 
 
-def sources_digest() -> str:
-    """Of the app's pom and sources: an edited app is never run from a stale build."""
+def sources_digest(app_dir: Path = APP_DIR) -> str:
+    """Of an app tree's pom and sources: an edited app is never run from a stale build."""
     digest = hashlib.sha256()
-    for path in sorted([POM, *(APP_DIR / "src").rglob("*")]):
+    for path in sorted([app_dir / "pom.xml", *(app_dir / "src").rglob("*")]):
         if path.is_file():
-            digest.update(str(path.relative_to(APP_DIR)).encode() + b"\0" + path.read_bytes())
+            digest.update(str(path.relative_to(app_dir)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
-
-
-def release(version: str) -> tuple[int, int]:
-    major, minor = version.split(".")[:2]
-    return int(major), int(minor)
 
 
 @dataclass(frozen=True)
 class Build:
     folder: Path
     seconds: float  # 0.0: taken from the cache
+    jar: str = GENERATIONS[0].jar
 
     @property
     def classpath(self) -> str:
-        app = self.folder / "kchaos-kstreams-ledger-1.jar"
+        app = self.folder / self.jar
         return os.pathsep.join(str(j) for j in [app, *sorted((self.folder / "libs").glob("*.jar"))])
 
 
 def build(version: str) -> Build:
-    """The app built against Kafka Streams `version`, building it the first time."""
-    if not VERSION_PATTERN.match(version):
-        raise UsageError(f"--kstreams-version {version!r}: give a release like 4.1.2")
-    folder = cache_root() / f"kstreams-app-{version}-{sources_digest()}"
+    """The app built against Kafka Streams `version` from its generation's tree, building
+    it the first time."""
+    tree = generation(version)
+    folder = cache_root() / f"kstreams-app-{version}-{sources_digest(tree.app_dir)}"
     if (folder / COMPLETE_MARKER).exists():
-        return Build(folder, 0.0)
+        return Build(folder, 0.0, tree.jar)
     mvn = require_tool("mvn", "install Maven (e.g. `apt-get install maven`) to build the app")
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f".kstreams-app-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # parallel runs: one builds, the others wait
         if (folder / COMPLETE_MARKER).exists():
-            return Build(folder, 0.0)
+            return Build(folder, 0.0, tree.jar)
         started = time.monotonic()
         result = subprocess.run(
-            [mvn, "-q", "-B", "-f", str(POM), "package", f"-Dkafka.streams.version={version}",
+            [mvn, "-q", "-B", "-f", str(tree.pom), "package", f"-Dkafka.streams.version={version}",
              f"-Dkchaos.build.dir={folder}"],
             capture_output=True, text=True,
         )
@@ -92,8 +141,8 @@ def build(version: str) -> Build:
                 f"log: {folder / 'build.log'}"
             )
         seconds = round(time.monotonic() - started, 1)
-        (folder / COMPLETE_MARKER).write_text(f"{version} {seconds}\n")
-    return Build(folder, seconds)
+        (folder / COMPLETE_MARKER).write_text(f"{version} {seconds} {tree.name}\n")
+    return Build(folder, seconds, tree.jar)
 
 
 class KafkaStreamsApp:
@@ -105,6 +154,7 @@ class KafkaStreamsApp:
     watches_state_dirs = True
 
     def __init__(self, version: str, streams_config: tuple[str, ...] = ()) -> None:
+        self.generation = generation(version)  # bad input: before a run folder exists
         self.version = version
         self.streams_config = streams_config
         self._build: Build | None = None

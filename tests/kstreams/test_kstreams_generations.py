@@ -1,0 +1,185 @@
+"""SUT kstreams across Kafka Streams releases: one source tree per API generation
+(harness/sut/kstreams.py GENERATIONS), chosen by the release; releases below 2.1 refused
+with one line before anything starts; the trees keep one contract (the same pod flags,
+trace format and trace events but for the ones a generation has no listener for); each
+generation builds; a fault-free run of a 2.x release is valid."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from harness.errors import UsageError
+from harness.sut.kstreams import (
+    GENERATIONS,
+    KafkaStreamsApp,
+    build,
+    default_version,
+    generation,
+)
+from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run_folder
+
+CURRENT, LEGACY = GENERATIONS
+PACKAGE = Path("src/main/java/dev/kchaos/kstreams")
+# Trace events only the legacy tree writes: which guarantee, membership and events it had.
+LEGACY_ONLY = {"app-config"}
+
+
+@pytest.mark.parametrize(("version", "tree"), [
+    ("2.1.0", "legacy"), ("2.1.1", "legacy"), ("2.3.1", "legacy"), ("2.8.2", "legacy"),
+    ("3.0.0", "legacy"), ("3.6.2", "legacy"), ("3.7.0", "current"), ("3.9.1", "current"),
+    ("4.1.2", "current"), ("4.3.1", "current"), ("10.0.0", "current"),
+])
+def test_each_release_gets_its_generations_tree(version: str, tree: str) -> None:
+    assert generation(version).name == tree
+    assert KafkaStreamsApp(version).generation.name == tree
+
+
+def test_the_default_release_is_the_current_trees() -> None:
+    assert generation(default_version()) is CURRENT
+
+
+@pytest.mark.parametrize("version", ["2.0.1", "1.1.1", "0.11.0", "0.10.2"])
+def test_releases_below_2_1_are_refused(version: str) -> None:
+    with pytest.raises(UsageError, match=r"2\.1 or later") as refused:
+        KafkaStreamsApp(version)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_release_below_2_1_is_one_line_254_and_no_run_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["--results-dir", str(tmp_path), "run", "--time-limit", "10",
+                 "--sut", "kstreams", "--kstreams-version", "2.0.1"])
+    err = capsys.readouterr().err
+    assert code == 254, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "2.1" in err and "KIP-896" in " ".join(err.split())
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_trees_share_the_trace_format() -> None:
+    """One trace line format (Trace.java): an edit of one tree's copy goes to the other."""
+    current = (CURRENT.app_dir / PACKAGE / "Trace.java").read_text()
+    assert (LEGACY.app_dir / PACKAGE / "Trace.java").read_text() == current
+
+
+def known_flags(tree: Path) -> set[str]:
+    """The pod flags a tree's Flags.java accepts (its KNOWN list)."""
+    text = (tree / PACKAGE / "Flags.java").read_text()
+    listed = re.search(r"KNOWN = List\.of\((.*?)\);", text, re.DOTALL)
+    assert listed, f"no KNOWN list in {tree}"
+    return set(re.findall(r'"([\w-]+)"', listed.group(1)))
+
+
+def test_every_pod_flag_the_harness_passes_is_known_to_every_tree() -> None:
+    """PodSettings.argv with every setting off its default (so flags passed only when set
+    appear too): each flag it gives is accepted by both trees' Flags.java."""
+    from harness.sut import PodPaths, PodSettings
+
+    off_default: dict[str, Any] = {f.name: f.default + 1 for f in fields(PodSettings)
+                                   if type(f.default) is int}
+    settings = replace(PodSettings(bootstrap="b:1", bugs=("x",)), **off_default)
+    argv = settings.argv("pod-0", PodPaths("/s", "/t", "/c"))
+    passed = {arg[2:] for arg in argv if arg.startswith("--")}
+    assert {"bootstrap", "instance-id", "state-dir", "trace"} <= passed
+    for generation_ in GENERATIONS:
+        assert passed <= known_flags(generation_.app_dir), generation_.name
+    assert known_flags(CURRENT.app_dir) <= known_flags(LEGACY.app_dir)
+
+
+def _top_level_args(text: str) -> list[str]:
+    """The arguments of a call whose text starts just after its `(`."""
+    args, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                args.append(text[start:i].strip())
+                return args
+            depth -= 1
+        elif char == "," and depth == 0:
+            args.append(text[start:i].strip())
+            start = i + 1
+    raise ValueError(f"unclosed call: {text[:80]}")
+
+
+def traced(tree: Path) -> dict[str, set[str]]:
+    """Each trace event a tree's sources emit -> the field names they give it."""
+    events: dict[str, set[str]] = {}
+    for source in sorted((tree / PACKAGE).glob("*.java")):
+        text = source.read_text()
+        for call in re.finditer(r"\.(emit|emitAs)\(", text):
+            args = _top_level_args(text[call.end():])
+            if call.group(1) == "emitAs":
+                args = args[1:]  # the thread
+            if not args or not args[0].startswith('"'):
+                continue  # Trace's own emit -> emitAs forwarding
+            fields = {a.strip('"') for a in args[1::2]}
+            events.setdefault(args[0].strip('"'), set()).update(fields)
+    return events
+
+
+def test_the_legacy_tree_traces_the_same_events_but_those_it_has_no_listener_for() -> None:
+    current, legacy = traced(CURRENT.app_dir), traced(LEGACY.app_dir)
+    assert {"client-state", "task-running", "dedup-skip", "txn-commit"} <= set(current)
+    assert set(current) - set(legacy) == set(LEGACY.cannot_trace)
+    assert set(legacy) - set(current) == LEGACY_ONLY
+    for event in set(current) & set(legacy):
+        assert legacy[event] == current[event], event
+    assert not CURRENT.cannot_trace
+
+
+def test_the_build_classpath_starts_with_the_generations_jar(tmp_path: Path) -> None:
+    from harness.sut.kstreams import Build
+
+    assert Build(tmp_path, 0.0, LEGACY.jar).classpath.split(":")[0] == str(tmp_path / LEGACY.jar)
+    assert LEGACY.jar != CURRENT.jar
+
+
+# The current tree's build is tests/kstreams/test_kstreams_sut.py's (the default release).
+# A cold build of the legacy tree took 15-21 s here (Maven Central downloads included).
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["2.1.1", "3.6.2"])  # the legacy generation's two ends
+def test_the_legacy_tree_builds(version: str) -> None:
+    first = build(version)
+    assert first.jar == LEGACY.jar and (first.folder / LEGACY.jar).is_file()
+    jars = [Path(jar).name for jar in first.classpath.split(":")]
+    assert f"kafka-streams-{version}.jar" in jars
+    # one Jackson: 3.x's own jackson-annotations would break databind (NoSuchMethodError)
+    jackson = {re.sub(r"^jackson-(annotations|core|databind)-", "", jar) for jar in jars
+               if re.match(r"jackson-(annotations|core|databind)-", jar)}
+    assert len(jackson) == 1, jars
+    again = build(version)
+    assert again.folder == first.folder and again.seconds == 0.0  # from the cache
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(RUN_TIMEOUT_S)
+def test_fault_free_run_on_kafka_streams_2_1_is_valid(tmp_path: Path) -> None:
+    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--kstreams-version", "2.1.1",
+                  "--profile", "none", "--time-limit", "20")
+    run_dir = run_folder(done)
+    doc = results(run_dir)
+    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    traces = [json.loads(line) for path in sorted((run_dir / "pods").glob("*/trace.jsonl"))
+              for line in path.read_text().splitlines() if line.strip()]
+    configs = [t for t in traces if t["event"] == "app-config"]
+    assert configs and all(c["release"] == "2.1.1" and c["generation"] == "legacy"
+                           and c["guarantee"] == "exactly_once"  # v1: 2.1 has no other
+                           and c["guarantee_asked"] == "exactly_once_v2"
+                           and c["static_membership"] is False for c in configs), configs
+    events = {t["event"] for t in traces}
+    # txn-commit: the pre-2.5 home of the commit metric is read; task-running: the
+    # Transformer's init; task-first-record: after its first writes
+    assert {"txn-commit", "task-running", "task-first-record", "client-state"} <= events, events
+    assert not events & set(LEGACY.cannot_trace)
