@@ -21,9 +21,9 @@ from harness.kafka.jars import cache_root
 DEFAULT_REPOSITORY = "https://repo.maven.apache.org/maven2"
 METADATA_PATH = "org/apache/kafka/kafka-streams/maven-metadata.xml"
 RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
-# The ledger app's source tree (workloads/kstreams) uses the StandbyUpdateListener of
-# KIP-988, new in 3.7: older releases need another generation of the app.
-OLDEST_BUILDABLE = "3.7.0"
+# The oldest release the ledger app has a source tree for (harness/sut/kstreams.py: the
+# legacy tree from 2.1 on; Kafka 4 brokers refuse older clients, KIP-896).
+OLDEST_BUILDABLE = "2.1.0"
 
 
 def _cached_metadata() -> Path:

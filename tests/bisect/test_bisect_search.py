@@ -74,10 +74,10 @@ def test_releases_are_ordered_final_releases_from_the_metadata() -> None:
 
 
 def test_ranges_are_inclusive_and_refused_when_empty_or_malformed() -> None:
-    served = ["3.6.0", "3.7.0", "4.1.2", "4.2.0", "4.2.2"]
+    served = ["2.0.1", "2.1.1", "4.1.2", "4.2.0", "4.2.2"]
     assert in_range(served, "4.1.2..4.2.2", "4.1.2") == ["4.1.2", "4.2.0", "4.2.2"]
     assert in_range(served, "", "4.2.0") == ["4.2.0", "4.2.2"]
-    assert in_range(served, "..4.1.2", "4.2.0") == ["3.7.0", "4.1.2"]  # the app's oldest
+    assert in_range(served, "..4.1.2", "4.2.0") == ["2.1.1", "4.1.2"]  # the app's oldest
     for bad in ("4.2.2..4.2.2", "9.0.0..", "4.1", "4.1.x..4.2.0"):
         with pytest.raises(UsageError):
             in_range(served, bad, "4.1.2")
