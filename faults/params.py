@@ -43,6 +43,11 @@ class ProfileSettings(TypedDict, total=False):
     write_buffer_bytes: int
     cleaner_delay_ms: int
     cleaner_interval_ms: int
+    # Drawn by the broad profiles (faults/knobs.py); no profile sets them yet.
+    session_timeout_ms: int
+    transaction_timeout_ms: int
+    max_poll_records: int
+    restore_max_poll_records: int
 
 
 class Params(Protocol):

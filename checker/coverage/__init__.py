@@ -7,10 +7,15 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from checker.coverage.classes import CLASSES, ConditionClass, Hit
+from checker.coverage.classes import CLASSES as RUN_CLASSES
+from checker.coverage.classes import ConditionClass, Hit
 from checker.coverage.facts import Facts, load_facts
+from checker.coverage.knobs import KNOB_CLASSES
 
 EVIDENCE_LINES = 8  # lines kept per class: those of its first hit
+
+# The moments of a run, then the knob combinations a nightly's seeds meet (scope `knobs`).
+CLASSES: tuple[ConditionClass, ...] = (*RUN_CLASSES, *KNOB_CLASSES)
 
 __all__ = ["CLASSES", "ConditionClass", "coverage_of", "coverage_section"]
 

@@ -31,7 +31,9 @@ class ConditionClass:
     name: str
     title: str
     detect: Callable[[Facts], list[Hit]]
-    scope: str = "run"  # "nightly": reached by the matrix as a whole (one run has one mode)
+    # "nightly": reached by the matrix as a whole (one run has one mode); "knobs": a
+    # combination of drawn settings (checker/coverage/knobs.py), met by some seeds.
+    scope: str = "run"
 
 
 def _hit(time_ns: int, *lines: Event | None) -> Hit:

@@ -51,6 +51,7 @@ class Facts:
     publishes: list[int] = field(default_factory=list)  # accounts-topic writes (time_ns)
     guarantee: str = ""
     session_timeout_ms: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # run.json's settings (knobs)
     by_pid: dict[int, list[Event]] = field(default_factory=dict)
     pod_of: dict[int, str] = field(default_factory=dict)
 
@@ -209,9 +210,18 @@ def _run_setting(run_dir: Path, key: str) -> Any:
     return None
 
 
+def _run_config(run_dir: Path) -> dict[str, Any]:
+    try:
+        config = json.loads((run_dir / "run.json").read_text()).get("config")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
 def load_facts(run_dir: Path) -> Facts:
     """The evidence of one run folder (results/README.md): pods/*/trace.jsonl,
-    history.jsonl, the guarantee from history/meta.json or run.json."""
+    history.jsonl, the guarantee from history/meta.json or run.json, the run's settings
+    from run.json."""
     run_dir = Path(run_dir)
     events = trace_events(e for path in sorted(run_dir.glob("pods/*/trace.jsonl"))
                           for e in _json_lines(path))
@@ -223,4 +233,5 @@ def load_facts(run_dir: Path) -> Facts:
         publishes=publish_times(ops),
         guarantee=str(_run_setting(run_dir, "guarantee") or ""),
         session_timeout_ms=int(timeout) if isinstance(timeout, int | float) else None,
+        config=_run_config(run_dir),
     )

@@ -30,6 +30,9 @@ class CoverageRow:
 
 
 def _evidence_line(line: Mapping[str, Any]) -> str:
+    if line.get("event") == "run-config":  # settings (checker/coverage/knobs.py)
+        return "run.json config: " + ", ".join(f"{k}={v}" for k, v in line.items()
+                                               if k != "event")
     if "event" in line:  # a trace line
         extra = {k: v for k, v in line.items() if k not in ("ts_ns", "pod", "pid", "event")}
         return f"{line.get('pod')} pid {line.get('pid')} {line['event']} {json.dumps(extra)}"

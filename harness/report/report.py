@@ -17,6 +17,7 @@ from common.files import write_atomically
 from harness.report.charts import timeline_figure, to_div
 from harness.report.coverage import CoverageRow, coverage_rows
 from harness.report.examples import CheckView, Table, check_views, records_table
+from harness.report.knobs import KnobRow, knob_rows, knobs_note
 from harness.report.pages import (
     environment,
     flat_rows,
@@ -115,12 +116,17 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
     coverage: list[CoverageRow] = guarded(
         errors, "coverage", lambda: coverage_rows(files.results, origin), []
     )
+    knob_table: list[KnobRow] = guarded(
+        errors, "knobs", lambda: knob_rows(config if isinstance(config, Mapping) else None),
+        [])
     return {
         "s": s,
         "exit_name": "" if s.exit_code is None else EXIT_NAMES.get(s.exit_code, "abnormal"),
         "run_rows": guarded(errors, "configuration", lambda: _run_rows(s, run),
                             list[tuple[str, str]]()),
         "config_rows": flat_rows(config) if isinstance(config, Mapping) else [],
+        "knob_rows": knob_table,
+        "knobs_note": knobs_note(config if isinstance(config, Mapping) else None),
         "version_rows": flat_rows(run.get("versions")),
         "timing_rows": flat_rows(run.get("timings")),
         "checks": checks,

@@ -1,6 +1,8 @@
-"""A run's configuration: CLI options over the profile's needs over defaults.
+"""A run's configuration: CLI options over the knobs a broad profile draws from the seed
+(faults/knobs.py) over the profile's needs over defaults.
 
-Everything needed to redo the run is in `run.json` (`RunConfig.to_json`).
+Everything needed to redo the run is in `run.json` (`RunConfig.to_json`), the drawn
+values too: `kchaos repro` and `kchaos shrink` read them back, never draw again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, profile_config
 from harness.errors import UsageError
@@ -55,6 +58,17 @@ class RunConfig:
     cleaner_delay_ms: int = 600_000
     # Kafka Streams' defaults: state.cleanup.delay.ms 10 min, the cleaner runs at that period.
     cleaner_interval_ms: int = 600_000
+    # The worker's, as before the knobs (faults/knobs.py draws them in broad profiles).
+    session_timeout_ms: int = 10_000
+    # Kafka Streams' transaction.timeout.ms under exactly-once.
+    transaction_timeout_ms: int = 10_000
+    # The worker's poll sizes; a pod is passed these flags only when they differ (Kafka
+    # Streams then keeps its own max.poll.records, 1000, for every consumer).
+    max_poll_records: int = 500
+    restore_max_poll_records: int = 2000
+    # Which of the settings above were drawn from the seed (faults/knobs.py): recorded so
+    # the report marks them and the shrink tries each one's default.
+    drawn_knobs: tuple[str, ...] = ()
     spark_master: str | None = None
     sut: str = "python"
     kstreams_version: str | None = None  # None: the one workloads/kstreams/pom.xml pins
@@ -69,6 +83,7 @@ class RunConfig:
         data = asdict(self)
         data["bugs"] = list(self.bugs)
         data["streams_config"] = list(self.streams_config)
+        data["drawn_knobs"] = list(self.drawn_knobs)
         return data
 
     @staticmethod
@@ -80,11 +95,13 @@ class RunConfig:
         data = dict(raw)
         data["bugs"] = tuple(data.get("bugs", ()))
         data["streams_config"] = tuple(data.get("streams_config", ()))
+        data["drawn_knobs"] = tuple(data.get("drawn_knobs", ()))
         return validate(RunConfig(**data))
 
 
 def resolve(explicit: dict[str, Any]) -> RunConfig:
-    """Options the user gave win; then what the profile needs; then the defaults."""
+    """Options the user gave win; then the knobs a broad profile draws from the seed; then
+    what the profile needs; then the defaults."""
     profile = explicit.get("profile") or RunConfig.profile
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile}: choose one of {', '.join(PROFILES)}")
@@ -95,8 +112,62 @@ def resolve(explicit: dict[str, Any]) -> RunConfig:
             raise UsageError(f"unknown run setting {key!r}"
                              + (f" (did you mean {close[0]!r}?)" if close else "")
                              + f"; settings are {', '.join(names)}")
-    merged: dict[str, Any] = {**profile_settings(profile), **explicit, "profile": profile}
-    return validate(replace(RunConfig(), **merged))
+    seed = explicit.get("seed", RunConfig.seed)
+    drawn = {k: v for k, v in knobs.draw(seed, profile).items() if k not in explicit}
+    merged: dict[str, Any] = {**profile_settings(profile), **drawn, **explicit,
+                              "profile": profile}
+    config = _drawn_give_way(replace(RunConfig(), **merged), set(drawn))
+    return validate(replace(config, drawn_knobs=tuple(k.name for k in knobs.KNOBS
+                                                      if k.name in drawn)))
+
+
+def _drawn_give_way(config: RunConfig, drawn: set[str]) -> RunConfig:
+    """A drawn value that contradicts an option given explicitly follows it: the draw
+    knows only (seed, profile), not the options."""
+    changes: dict[str, Any] = {}
+    if "standbys" in drawn and config.standbys > config.pods:  # as many as there are pods
+        changes["standbys"] = config.pods
+    # Exactly-once keeps the transaction timeout at twice the commit interval
+    # (faults/knobs.py): the drawn one of the pair follows the given one.
+    short_txn = (config.transaction_timeout_ms
+                 < knobs.TXN_OVER_COMMIT * config.commit_interval_ms)
+    if config.guarantee == knobs.EXACTLY_ONCE_V2 and short_txn:
+        if "transaction_timeout_ms" in drawn and "commit_interval_ms" not in drawn:
+            changes["transaction_timeout_ms"] = knobs.transaction_timeout_for(
+                config.commit_interval_ms)
+        elif "commit_interval_ms" in drawn and "transaction_timeout_ms" not in drawn:
+            changes["commit_interval_ms"] = knobs.commit_interval_for(
+                config.transaction_timeout_ms)
+    # Pairs drawn as one (Kafka Streams has one setting for both): the given one leads.
+    if "restore_max_poll_records" in drawn and "max_poll_records" not in drawn:
+        changes["restore_max_poll_records"] = config.max_poll_records
+    if "cleaner_interval_ms" in drawn and "cleaner_delay_ms" not in drawn:
+        changes["cleaner_interval_ms"] = config.cleaner_delay_ms
+    return replace(config, **changes)
+
+
+def undrawn(config: RunConfig) -> RunConfig:
+    """`config` with every drawn knob at the value it has when nothing is drawn (the
+    profile's setting, or RunConfig's default)."""
+    return replace(config, drawn_knobs=(),
+                   **{name: knob_default(config.profile, name) for name in config.drawn_knobs})
+
+
+def knobs_section(config: RunConfig) -> dict[str, Any]:
+    """plan.json's `knobs`: whether the profile draws, each drawn setting's value and the
+    value it has when nothing is drawn (the report and the shrink read run.json's config,
+    which holds the same values)."""
+    return {
+        "profile_draws": knobs.draws(config.profile),
+        "drawn": {name: getattr(config, name) for name in config.drawn_knobs},
+        "defaults": {name: knob_default(config.profile, name) for name in config.drawn_knobs},
+    }
+
+
+def knob_default(profile: str, name: str) -> Any:
+    """What setting `name` is in a run of `profile` that draws nothing."""
+    settings: dict[str, Any] = dict(profile_settings(profile))
+    return settings.get(name, getattr(RunConfig, name))
 
 
 def profile_settings(profile: str) -> ProfileSettings:
@@ -139,6 +210,17 @@ def validate(config: RunConfig) -> RunConfig:
          f"--restart must be one of {', '.join(RESTART_POLICIES)}"),
         (config.sut in SUTS, f"--sut must be one of {', '.join(SUTS)}"),
         (config.partitions >= 1, "partitions must be at least 1"),
+        (min(config.session_timeout_ms, config.transaction_timeout_ms) > 0,
+         "session and transaction timeouts must be positive"),
+        (min(config.max_poll_records, config.restore_max_poll_records) >= 1,
+         "max poll records must be at least 1"),
+        # Kafka Streams refuses it (StreamsConfig.verifyEOSTransactionTimeoutCompatibility):
+        # every transaction would time out before its commit.
+        (config.guarantee != "exactly_once_v2"
+         or config.transaction_timeout_ms >= config.commit_interval_ms,
+         "the transaction timeout must be at least the commit interval under exactly-once"),
+        (all(k in knobs.BY_NAME for k in config.drawn_knobs),
+         f"drawn knobs are among {', '.join(knobs.BY_NAME)}"),
         (0 <= config.duplicate_fraction < 1, "duplicate fraction must be in [0, 1)"),
     ]
     for ok, message in checks:

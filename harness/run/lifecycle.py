@@ -100,7 +100,7 @@ class Run:
         if sink is not None:
             self._sink = sink
         write_json(self.run_dir / "run.json", self.info)
-        write_json(self.run_dir / "plan.json", runinfo.plan_document(self.plan, None))
+        write_json(self.run_dir / "plan.json", runinfo.plan_document(self.plan, None, self.config))
         verdict: Verdict = UNKNOWN
         code: int | None = None
         try:
@@ -377,5 +377,6 @@ class Run:
     def _report(self) -> None:
         if self.nemesis is not None:
             write_json(self.run_dir / "plan.json",
-                       runinfo.plan_document(self.plan, self.nemesis.outcomes))
+                       runinfo.plan_document(self.plan, self.nemesis.outcomes,
+                                             self.config))
         runinfo.render_reports(self.run_dir)

@@ -14,7 +14,7 @@ from typing import Any
 from faults.model import Plan
 from faults.nemesis import StepOutcome
 from harness.kafka.jars import kafka_version
-from harness.run.config import RunConfig, repro_command
+from harness.run.config import RunConfig, knobs_section, repro_command
 
 
 def git_rev() -> str:
@@ -59,8 +59,11 @@ def initial(run_dir: Path, config: RunConfig, plan: Plan) -> dict[str, Any]:
     }
 
 
-def plan_document(plan: Plan, outcomes: Sequence[StepOutcome] | None) -> dict[str, Any]:
+def plan_document(plan: Plan, outcomes: Sequence[StepOutcome] | None,
+                  config: RunConfig | None = None) -> dict[str, Any]:
     doc = plan.to_json()
+    if config is not None:  # the settings drawn from the seed (faults/knobs.py)
+        doc["knobs"] = knobs_section(config)
     if outcomes is not None:
         doc["steps"] = [o.to_json() for o in outcomes]
     return doc

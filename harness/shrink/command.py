@@ -14,7 +14,13 @@ from harness.errors import HarnessError, UsageError
 from harness.results import new_run_dir
 from harness.run.config import RunConfig
 from harness.shrink.classes import anomaly_classes, chosen_classes, rate_text
-from harness.shrink.files import write_shrink_folder
+from harness.shrink.files import (
+    admissible,
+    knob_defaults,
+    original_variant,
+    variant_config,
+    write_shrink_folder,
+)
 from harness.shrink.search import Candidate, Runner, RunResult, Search
 from harness.shrink.timing import Variant
 
@@ -52,7 +58,7 @@ def _runner(config: RunConfig, plan: Plan, runs_dir: Path) -> Runner:
     def run(variant: Variant) -> RunResult:
         started = time.monotonic()
         candidate_plan = replace(plan, steps=variant.steps)
-        candidate_config = replace(config, time_limit_s=variant.time_limit_s)
+        candidate_config = variant_config(config, variant)
         try:
             outcome = execute(candidate_config, runs_dir, candidate_plan)
         except HarnessError as exc:  # one rerun broke: a miss, the search goes on
@@ -83,9 +89,10 @@ def shrink(run_dir: Path, times: int, min_hits: int, budget_s: float,
     out.print(f"shrink folder: {folder}", highlight=False, soft_wrap=True, markup=False)
     err.print(f"aiming at {', '.join(classes)}; each candidate rerun up to {times} times, "
               f"kept at {min_hits} hit(s); budget {budget_s / 60:.0f} min")
-    original = Variant(plan.steps, config.time_limit_s)
+    original = original_variant(config, plan)
     search = Search(_runner(config, plan, folder / "runs"), classes, times, min_hits,
-                    budget_s)
+                    budget_s, defaults=knob_defaults(config),
+                    admissible=lambda v: admissible(config, v))
 
     def announce(c: Candidate) -> None:
         best = search.best or original
@@ -113,7 +120,8 @@ def shrink(run_dir: Path, times: int, min_hits: int, budget_s: float,
         out.print(f"report: {paths.report}", highlight=False, soft_wrap=True)
         return 2
     out.print(f"steps {len(plan.steps)} -> {len(best.steps)}, time limit "
-              f"{config.time_limit_s:g}s -> {best.time_limit_s:g}s; "
+              f"{config.time_limit_s:g}s -> {best.time_limit_s:g}s, drawn knobs "
+              f"{len(original.knobs)} -> {len(best.knobs)}; "
               f"{search.reruns} reruns in "
               f"{(time.monotonic() - started) / 60:.1f} min"
               f"{' (budget spent)' if search.stopped_by_budget else ''}", highlight=False)

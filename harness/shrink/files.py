@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from faults.model import Plan
+from harness.errors import UsageError
 from harness.results import write_json
-from harness.run.config import RunConfig
+from harness.run.config import RunConfig, knob_default, knobs_section, undrawn, validate
 from harness.shrink.search import Search
 from harness.shrink.timing import Variant
 
@@ -20,6 +21,33 @@ PLAN_DIR = "plan"  # run.json + plan.json: what `kchaos repro` reads
 REPRO_FILE = "repro.txt"
 REPORT_FILE = "report.html"
 TARGET_KEY = "shrink_target"  # in the plan folder's run.json: the classes aimed at
+
+
+def original_variant(config: RunConfig, plan: Plan) -> Variant:
+    """The failing run as a variant: its steps, its load phase, its drawn knobs."""
+    return Variant(plan.steps, config.time_limit_s,
+                   tuple((name, getattr(config, name)) for name in config.drawn_knobs))
+
+
+def knob_defaults(config: RunConfig) -> dict[str, object]:
+    return {name: knob_default(config.profile, name) for name in config.drawn_knobs}
+
+
+def variant_config(config: RunConfig, variant: Variant) -> RunConfig:
+    """The run config of a candidate: the original's, with its load phase, the knobs it
+    keeps at their drawn values and the others at their defaults."""
+    kept = dict(variant.knobs)
+    return replace(undrawn(config), time_limit_s=variant.time_limit_s,
+                   drawn_knobs=tuple(name for name in config.drawn_knobs if name in kept),
+                   **kept)
+
+
+def admissible(config: RunConfig, variant: Variant) -> bool:
+    try:
+        validate(variant_config(config, variant))
+    except UsageError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -34,7 +62,7 @@ def _plan_folder(folder: Path, run_dir: Path, config: RunConfig, plan: Plan,
                  best: Variant, classes: tuple[str, ...], times: int) -> tuple[Path, str]:
     target = folder / PLAN_DIR
     target.mkdir(parents=True, exist_ok=True)
-    shrunk_config = replace(config, time_limit_s=best.time_limit_s)
+    shrunk_config = variant_config(config, best)
     command = (f"kchaos repro {shlex.quote(str(target))} --times {times} "
                f"--into {shlex.quote(str(folder.parent))}")
     write_json(target / "run.json", {
@@ -47,7 +75,8 @@ def _plan_folder(folder: Path, run_dir: Path, config: RunConfig, plan: Plan,
         TARGET_KEY: list(classes),
         "repro_command": command,
     })
-    write_json(target / "plan.json", replace(plan, steps=best.steps).to_json())
+    write_json(target / "plan.json", {**replace(plan, steps=best.steps).to_json(),
+                                       "knobs": knobs_section(shrunk_config)})
     return target, command
 
 
@@ -73,11 +102,14 @@ def write_shrink_folder(folder: Path, run_dir: Path, config: RunConfig, plan: Pl
         "reruns": search.reruns,
         "original": {"step_ids": [s.id for s in plan.steps],
                      "steps": [s.to_json() for s in plan.steps],
-                     "time_limit_s": config.time_limit_s},
+                     "time_limit_s": config.time_limit_s,
+                     "knobs": {name: getattr(config, name) for name in config.drawn_knobs}},
+        "knob_defaults": knob_defaults(config),
         "shrunk": None if best is None else {
             "step_ids": [s.id for s in best.steps],
             "steps": [s.to_json() for s in best.steps],
             "time_limit_s": best.time_limit_s,
+            "knobs": dict(best.knobs),
             "plan": str(plan_dir),
             "repro_command": command,
         },

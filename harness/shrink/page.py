@@ -49,6 +49,25 @@ def step_rows(log: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+def knob_rows(log: dict[str, Any]) -> list[dict[str, str]]:
+    """One row per knob the original run drew: its value, its default, and whether the
+    shrunk run keeps the drawn value or runs at the default."""
+    shrunk = (log.get("shrunk") or {}).get("knobs")
+    defaults = log.get("knob_defaults") or {}
+    rows = []
+    for name, value in (log["original"].get("knobs") or {}).items():
+        default = defaults.get(name)
+        if shrunk is None:
+            status = "undecided"
+        elif name in shrunk:
+            status = "drawn = default" if value == default else "kept"
+        else:
+            status = "reset"
+        rows.append({"name": name, "drawn": str(value), "default": str(default),
+                     "status": status})
+    return rows
+
+
 def _link(folder: Path, run_dir: str) -> str:
     if not run_dir:
         return ""
@@ -65,7 +84,7 @@ def render_shrink_report(folder: Path, log: dict[str, Any]) -> Path:
                                       _link(folder, r["run_dir"]), r["anomalies"],
                                       r.get("error")) for r in c["runs"]]})
     page = environment().get_template("shrink.html.j2").render(
-        log=log, steps=step_rows(log), candidates=candidates,
+        log=log, steps=step_rows(log), knobs=knob_rows(log), candidates=candidates,
         wall_min=f"{log['wall_s'] / 60:.1f}", rendered_at=time.strftime("%Y-%m-%d %H:%M:%S"),
         plotly_src=None, plotly_js=None,
     )

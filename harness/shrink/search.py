@@ -1,5 +1,6 @@
-"""The shrink's search: ddmin over the steps, then the timing descent, each candidate
-rerun up to K times and kept when the same anomaly class came back in at least M.
+"""The shrink's search: ddmin over the steps, then each knob drawn from the seed back at
+its default (faults/knobs.py), then the timing descent, each candidate rerun up to K
+times and kept when the same anomaly class came back in at least M.
 
 Pure given its two edges: `runner` (one run of a variant; the real one starts Kafka and
 pods, tests give a fake) and `clock`. Every candidate, kept or not, is logged as plain
@@ -10,8 +11,8 @@ that reproduced so far is the answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.shrink.ddmin import ddmin
@@ -32,7 +33,7 @@ class RunResult:
 @dataclass
 class Candidate:
     number: int
-    phase: str  # baseline, steps, timing
+    phase: str  # baseline, steps, knobs, timing
     label: str
     variant: Variant
     runs: list[RunResult] = field(default_factory=list)
@@ -47,6 +48,7 @@ class Candidate:
             "step_ids": [s.id for s in self.variant.steps],
             "steps": [s.to_json() for s in self.variant.steps],
             "time_limit_s": self.variant.time_limit_s,
+            "knobs": dict(self.variant.knobs),
             "hits": self.hits,
             "reruns": len(self.runs),
             "reproduced": self.reproduced,
@@ -76,6 +78,12 @@ class Search:
     clock: Callable[[], float] = time.monotonic
     on_candidate: Listener = lambda c: None  # before its reruns (progress display)
     on_result: Listener = lambda c: None  # after them
+    # Each drawn knob's value when nothing is drawn: the knob phase tries it instead.
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    # Whether a variant's config is one a run accepts (a knob at its default can contradict
+    # another still drawn: Kafka Streams refuses a transaction timeout below the commit
+    # interval); one that is not is never run.
+    admissible: Callable[[Variant], bool] = lambda v: True
     candidates: list[Candidate] = field(default_factory=list)
     best: Variant | None = None
     stopped_by_budget: bool = False
@@ -131,7 +139,7 @@ class Search:
             elif misses > self.times - self.min_hits:
                 candidate.reproduced = False
         self._verdicts[variant.key()] = candidate.reproduced
-        if candidate.reproduced and (self.best is None or _smaller(variant, self.best)):
+        if candidate.reproduced and (self.best is None or self._smaller(variant, self.best)):
             self.best = variant
         self.on_result(candidate)
         return candidate.reproduced
@@ -148,12 +156,12 @@ class Search:
             by_id = {s.id: s for s in original.steps}
 
             def steps_reproduce(ids: list[int]) -> bool:
-                variant = Variant(tuple(by_id[i] for i in ids), original.time_limit_s)
+                variant = replace(original, steps=tuple(by_id[i] for i in ids))
                 return self.evaluate("steps", f"{len(ids)} of {len(by_id)} steps: "
                                      f"{ids}", variant)
 
             kept = ddmin([s.id for s in original.steps], steps_reproduce)
-            fewer = Variant(tuple(by_id[i] for i in kept), original.time_limit_s)
+            fewer = self.shrink_knobs(replace(original, steps=tuple(by_id[i] for i in kept)))
 
             def timing_reproduces(p: Proposal) -> bool:
                 return self.evaluate("timing", p.label, p.variant)
@@ -163,11 +171,31 @@ class Search:
             pass
         return self.best
 
+    def shrink_knobs(self, start: Variant) -> Variant:
+        """The knob phase: each knob drawn from the seed, in turn, at its default instead;
+        kept there when the failure still comes back (the shrunk run needs fewer unusual
+        settings to fail). A knob drawn at its default is one already."""
+        current = start
+        for name, value in start.knobs:
+            default = self.defaults.get(name, value)
+            if default == value:
+                continue
+            candidate = replace(current, knobs=tuple(k for k in current.knobs if k[0] != name))
+            if not self.admissible(candidate):
+                continue
+            if self.evaluate("knobs", f"{name} {value} -> {default} (its default)", candidate):
+                current = candidate
+        return current
 
-def _smaller(a: Variant, b: Variant) -> bool:
-    """Fewer steps first; then a shorter load phase; then earlier, shorter steps."""
-    def size(v: Variant) -> tuple[int, float, float]:
-        return (len(v.steps), v.time_limit_s,
-                sum(s.trigger.at_s + (s.heal_after_s or 0.0) for s in v.steps))
+    def _unusual(self, v: Variant) -> int:
+        """The knobs of `v` away from their defaults."""
+        return sum(1 for name, value in v.knobs if self.defaults.get(name, value) != value)
 
-    return size(a) < size(b)
+    def _smaller(self, a: Variant, b: Variant) -> bool:
+        """Fewer steps first; then fewer knobs away from their defaults; then a shorter
+        load phase; then earlier, shorter steps."""
+        def size(v: Variant) -> tuple[int, int, float, float]:
+            return (len(v.steps), self._unusual(v), v.time_limit_s,
+                    sum(s.trigger.at_s + (s.heal_after_s or 0.0) for s in v.steps))
+
+        return size(a) < size(b)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from faults.model import Step
 
@@ -19,15 +20,20 @@ MIN_CUT_S = 0.5  # smaller changes are noise next to a run's own jitter
 
 @dataclass(frozen=True)
 class Variant:
-    """What a candidate changes of the original run: which steps, when, and how long the
-    load phase lasts. Everything else is the original run's config, unchanged."""
+    """What a candidate changes of the original run: which steps, when, how long the load
+    phase lasts, and which of the knobs drawn from the seed (faults/knobs.py) still have
+    their drawn value (`knobs`, name and value; a drawn knob left out runs at its default).
+    Everything else is the original run's config, unchanged."""
 
     steps: tuple[Step, ...]
     time_limit_s: float
+    knobs: tuple[tuple[str, Any], ...] = ()
 
     def key(self) -> str:
-        """Identity for memoising verdicts: the steps as they would be written, the limit."""
-        return repr((tuple(s.to_json().items() for s in self.steps), self.time_limit_s))
+        """Identity for memoising verdicts: the steps as they would be written, the limit,
+        the knobs still drawn."""
+        return repr((tuple(s.to_json().items() for s in self.steps), self.time_limit_s,
+                     self.knobs))
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def new_consumer(
         partition_assignment_strategy=[assignor],
         session_timeout_ms=cfg.session_timeout_ms,
         heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
-        max_poll_records=500,
+        max_poll_records=cfg.max_poll_records,
     )
     # Know the input topic before the first join: otherwise the leader assigns nothing
     # and an immediate second rebalance follows.

@@ -59,6 +59,10 @@ class WorkerConfig:
     # Kafka Streams sets transaction.timeout.ms to 10 s under EOS so a zombie's open
     # transaction cannot hold the last stable offset (and restoration) for a minute.
     transaction_timeout_ms: int = field(default=10_000, metadata=_INT)
+    # Records a poll returns: the stream thread's consumer (the consumer's default) and its
+    # restore consumer. Kafka Streams has one max.poll.records (1000) for both.
+    max_poll_records: int = field(default=500, metadata=_INT)
+    restore_max_poll_records: int = field(default=2000, metadata=_INT)
     input_topic: str = contract.INPUT_TOPIC
     output_topic: str = contract.OUTPUT_TOPIC
     accounts_topic: str = contract.ACCOUNTS_TOPIC
@@ -108,4 +112,6 @@ def parse_args(argv: list[str] | None = None) -> WorkerConfig:
     cfg = WorkerConfig(**values)
     if cfg.threads < 1 or cfg.standbys < 0:
         raise ValueError("--threads must be >= 1 and --standbys >= 0")
+    if min(cfg.max_poll_records, cfg.restore_max_poll_records) < 1:
+        raise ValueError("--max-poll-records and --restore-max-poll-records must be >= 1")
     return cfg

@@ -53,7 +53,7 @@ class ChangelogReader:
             # an invalid offset must surface: wipe and restore again. kafka-python takes "none"
             # (OffsetResetStrategy.NONE); its stub lists only the resetting strategies.
             auto_offset_reset="none",  # type: ignore[arg-type]
-            max_poll_records=2000,
+            max_poll_records=cfg.restore_max_poll_records,
         )
         self.entries: dict[TopicPartition, _Entry] = {}
         # Partitions whose restoration completed. KAFKA-7672: never cleared.
