@@ -46,7 +46,7 @@ cp scripts/system-packages.txt scripts/install-system-packages.sh "$WORK/context
 # that the machine trusts and a bare image does not.
 cp /usr/local/share/ca-certificates/*.crt "$WORK/context/certs/" 2>/dev/null || true
 say "building $IMAGE (the base image and a fresh machine's prerequisites)"
-docker build --network host -q -t "$IMAGE" -f dockerfiles/fresh.Dockerfile "$WORK/context" >/dev/null
+docker build --force-rm --network host -q -t "$IMAGE" -f dockerfiles/fresh.Dockerfile "$WORK/context" >/dev/null
 
 git clone -q "$REPO" "$WORK/kchaos"
 say "make ${TARGETS[*]} in a fresh container, on $(git -C "$WORK/kchaos" log -1 --format='%h %s')"
