@@ -19,6 +19,7 @@ final class Flags {
         "bootstrap", "application-id", "threads", "standbys", "guarantee", "bugs",
         "commit-interval-ms", "write-buffer-bytes", "cleaner-delay-ms", "cleaner-interval-ms",
         "instance-id", "state-dir", "trace", "control-file", "session-timeout-ms",
+        "transaction-timeout-ms", "max-poll-records", "restore-max-poll-records",
         "input-topic", "output-topic", "accounts-topic");
 
     static Flags parse(String[] args) {
@@ -49,6 +50,10 @@ final class Flags {
 
     String get(String name, String fallback) {
         return values.getOrDefault(name, fallback);
+    }
+
+    boolean has(String name) {
+        return values.containsKey(name);
     }
 
     int integer(String name, int fallback) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
@@ -46,6 +47,19 @@ public final class LedgerApp {
               f.get("instance-id", "pod-0"));
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG),
               f.integer("session-timeout-ms", 10_000));
+        // Passed by the harness only when drawn or set (faults/knobs.py); otherwise Kafka
+        // Streams' own: a 10 s transaction timeout under exactly-once, 1000 records a poll.
+        if (f.has("transaction-timeout-ms")) {
+            p.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
+                  f.integer("transaction-timeout-ms", 10_000));
+        }
+        if (f.has("max-poll-records")) {  // every consumer; the restore one may differ
+            p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, f.integer("max-poll-records", 1000));
+        }
+        if (f.has("restore-max-poll-records")) {
+            p.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG),
+                  f.integer("restore-max-poll-records", 1000));
+        }
         for (String setting : f.streamsConfig) {
             int eq = setting.indexOf('=');
             if (eq <= 0) {
