@@ -13,7 +13,7 @@ from kafka import TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 
 from workloads.ledger import processor
-from workloads.ledger.contract import Event, task_partition
+from workloads.ledger.contract import BALANCE_STORE, Event, task_partition
 from workloads.worker import bugs
 from workloads.worker.collector import RecordCollector
 from workloads.worker.config import WorkerConfig
@@ -55,6 +55,7 @@ class StreamTask:
         self.next_offset: int | None = None  # input position after the last processed record
         self.committed_input: int | None = None  # input offset committed last (None: not yet read)
         self.uncommitted = False
+        self.write_back = False  # at-least-once: balances to send again before processing
 
     def changelog_tps(self) -> list[TopicPartition]:
         return [TopicPartition(*self.sm.tp(s)) for s in self.sm.logged]
@@ -91,6 +92,9 @@ class StreamTask:
         # The state updater checkpoints every task whose restoration completes, with no
         # EOS condition (DefaultStateUpdater.maybeCompleteRestoration).
         self.sm.checkpoint("restored")
+        # At-least-once: the restored balances go to the changelog again before the first
+        # record is processed (process_one).
+        self.write_back = not self.cfg.eos and BALANCE_STORE in self.sm.logged
         if self.cfg.eos and not self.cfg.bug(bugs.KAFKA_20685):
             # Fix of KAFKA-20685: no checkpoint may exist while an EOS task is RUNNING.
             self.sm.delete_checkpoint("eos-running")
@@ -112,6 +116,8 @@ class StreamTask:
         """Process the next queued record; False when the queue is empty."""
         if not self.queue:
             return False
+        if self.write_back:
+            self._write_back_balances(collector)
         r = self.queue.popleft()
         event = Event.decode(r.value)
         if self.committed_input is None:
@@ -147,6 +153,23 @@ class StreamTask:
         self.next_offset = r.offset + 1
         self.uncommitted = True
         return True
+
+    def _write_back_balances(self, collector: RecordCollector) -> None:
+        """At-least-once: send every balance the store holds to the changelog again, once
+        after each restoration, before any record is processed (so before any commit can
+        move the input offset on). The restoration keeps a balance over an older record
+        of its changelog (StateManager.changelog_applier), and the store may hold a
+        balance the changelog never got: flushed by RocksDB before a SIGKILL whose
+        producer still held its record. A redelivery of an event already in a balance
+        only re-emits its output, so without this the changelog would lag the store
+        until the account's next event, and a restore elsewhere meanwhile, past the
+        commit, would lose the events in between. A handful of records (one per account
+        of the partition); they also supersede the older records on the changelog."""
+        self.write_back = False
+        topic = self.cfg.changelog(BALANCE_STORE)
+        for account, value in self.sm.stores[BALANCE_STORE].items():
+            collector.send(topic, account, value, self.partition)
+        self.uncommitted = True
 
     def committed(self, changelog_offsets: dict[tuple[str, int], int]) -> None:
         """After a successful commit: remember where our changelog records landed."""

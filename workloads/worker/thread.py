@@ -78,6 +78,8 @@ class StreamThread(threading.Thread):
         self._no_coordinator_since: float | None = None
         self._last_zombie_check = 0.0
         self._fatal: BaseException | None = None
+        self._joined_at = float("-inf")  # when the listener last got an assignment
+        self._lapsed = False  # at-least-once: processing held, membership maybe gone
 
     # -- setup -----------------------------------------------------------------------
 
@@ -126,6 +128,7 @@ class StreamThread(threading.Thread):
         self.tm.suspend_all()
 
     def on_assigned(self, assigned: set[TopicPartition]) -> None:
+        self._joined_at = time.monotonic()
         self._pending = set(assigned)
         if assigned:
             self.consumer.pause(*assigned)  # resumed per task once it is RUNNING
@@ -304,11 +307,33 @@ class StreamThread(threading.Thread):
             else:
                 self.consumer.seek(tp, committed)
 
+    def _membership_lapsed(self) -> bool:
+        """At-least-once: may the group have dropped this member? Nothing fences it without
+        transactions: a member paused or cut off past its session runs on with the records
+        it had fetched until a heartbeat or a commit tells it, and would write, against
+        its old stores, after the member that took its tasks over (issue 33: 200 ms of
+        it put stale balances on a changelog). It processes only while a heartbeat, or
+        its join, succeeded within half the session timeout; the broker counts the
+        session from the same heartbeats, received no later than their responses."""
+        heartbeat = self.consumer._coordinator.heartbeat  # type: ignore[attr-defined]
+        last = max(heartbeat.last_receive, self._joined_at)
+        lapsed = time.monotonic() - last >= self.cfg.session_timeout_ms / 2000
+        if lapsed != self._lapsed:
+            self._lapsed = lapsed
+            if lapsed:
+                log.warning("%s: no heartbeat for %.1f s: processing held until the group "
+                            "answers", self.tname, time.monotonic() - last)
+            else:
+                log.info("%s: heartbeats answered again: processing resumed", self.tname)
+        return lapsed
+
     def _process(self) -> None:
         for task in self.tm.running():
             for _ in range(500):
                 if not task.queue:
                     break
+                if not self.cfg.eos and self._membership_lapsed():
+                    return  # the records stay queued; the next poll rejoins if need be
                 if self.cfg.eos and not self._in_txn:
                     self.producer.begin_transaction()
                     self._in_txn = True
