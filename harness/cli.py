@@ -127,6 +127,7 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
 
 def _run(args: argparse.Namespace) -> int:
     from harness.run.command import run
+    from harness.run.config import parse_setting
 
     explicit = {dest: getattr(args, dest) for _, dest, _, _ in RUN_OPTIONS
                 if getattr(args, dest) is not None}
@@ -134,7 +135,10 @@ def _run(args: argparse.Namespace) -> int:
         explicit["bugs"] = tuple(b for b in args.bugs.split(",") if b)
     if args.streams_config is not None:
         explicit["streams_config"] = tuple(s for s in args.streams_config.split(",") if s)
-    return run(explicit, args.results_dir)
+    for text in (t for given in args.settings or () for t in given.split(",") if t):
+        key, value = parse_setting(text)
+        explicit[key] = value
+    return run(explicit, args.results_dir, draw_knobs=args.knobs == "drawn")
 
 
 def _repro(args: argparse.Namespace) -> int:
@@ -272,6 +276,13 @@ def build_parser() -> Parser:
     run.add_argument("--bugs", default=None, help="worker bug switches, comma-separated")
     run.add_argument("--streams-config", default=None,
                      help="Kafka Streams settings of --sut kstreams: KEY=VALUE[,KEY=VALUE]")
+    run.add_argument("--set", dest="settings", action="append", default=None,
+                     metavar="KEY=VALUE[,...]",
+                     help="any other run setting (session_timeout_ms, commit_interval_ms, "
+                          "partitions, max_poll_records, ...; run.json lists them)")
+    run.add_argument("--knobs", choices=("drawn", "default"), default="drawn",
+                     help="a broad profile's settings drawn from the seed (default) or its "
+                          "defaults (docs/faults.md, knobs)")
     run.set_defaults(handler=_run)
 
     repro = commands.add_parser("repro", help="replay a run's plan and config")

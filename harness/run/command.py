@@ -91,10 +91,10 @@ def require_tools(config: RunConfig) -> None:
         require_java()  # for the brokers the run starts, or the Kafka Streams app
 
 
-def run(explicit: dict[str, Any], results_dir: Path) -> int:
+def run(explicit: dict[str, Any], results_dir: Path, draw_knobs: bool = True) -> int:
     from harness.run.config import resolve
 
-    config = resolve(explicit)
+    config = resolve(explicit, draw_knobs)
     require_tools(config)
     return execute(config, results_dir).exit_code
 

@@ -99,9 +99,32 @@ class RunConfig:
         return validate(RunConfig(**data))
 
 
-def resolve(explicit: dict[str, Any]) -> RunConfig:
-    """Options the user gave win; then the knobs a broad profile draws from the seed; then
-    what the profile needs; then the defaults."""
+def parse_setting(text: str) -> tuple[str, Any]:
+    """`KEY=VALUE` of `kchaos run --set`: any scalar RunConfig setting, typed by its field
+    (names are checked by `resolve`)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip().replace("-", "_")
+    hints = typing.get_type_hints(RunConfig)
+    if not sep or key not in hints:
+        names = [f.name for f in fields(RunConfig) if hints[f.name] in (int, float, str)]
+        close = difflib.get_close_matches(key, names, n=1)
+        raise UsageError(f"--set {text}: give KEY=VALUE with a run setting as KEY"
+                         + (f" (did you mean {close[0]!r}?)" if close else "")
+                         + f"; settings: {', '.join(names)}")
+    kind = hints[key]
+    if kind not in (int, float, str):
+        raise UsageError(f"--set {text}: {key} is not a single value; use its own option")
+    try:
+        return key, kind(raw)
+    except ValueError:
+        what = {int: "a whole number", float: "a number"}.get(kind, "text")
+        raise UsageError(f"--set {text}: {key} takes {what}, not {raw!r}") from None
+
+
+def resolve(explicit: dict[str, Any], draw_knobs: bool = True) -> RunConfig:
+    """Options the user gave win; then the knobs a broad profile draws from the seed
+    (unless `draw_knobs` is off: `kchaos run --knobs default`); then what the profile
+    needs; then the defaults."""
     profile = explicit.get("profile") or RunConfig.profile
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile}: choose one of {', '.join(PROFILES)}")
@@ -113,7 +136,8 @@ def resolve(explicit: dict[str, Any]) -> RunConfig:
                              + (f" (did you mean {close[0]!r}?)" if close else "")
                              + f"; settings are {', '.join(names)}")
     seed = explicit.get("seed", RunConfig.seed)
-    drawn = {k: v for k, v in knobs.draw(seed, profile).items() if k not in explicit}
+    drawn = {k: v for k, v in knobs.draw(seed, profile).items()
+             if k not in explicit and draw_knobs}
     merged: dict[str, Any] = {**profile_settings(profile), **drawn, **explicit,
                               "profile": profile}
     config = _drawn_give_way(replace(RunConfig(), **merged), set(drawn))
