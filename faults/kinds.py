@@ -17,13 +17,13 @@ from typing import Any, Protocol
 from common.files import write_atomically
 from faults.model import Step
 from faults.params import (
+    STEP_PARAMS,
     DelayCheckpointParams,
     IoDelayParams,
     IoErrorParams,
     KillParams,
     MoveParams,
     NetemParams,
-    NoParams,
     P,
     Params,
     ScaleOutParams,
@@ -339,37 +339,33 @@ class FaultKind:
     heal: Action
     targets: str  # "pod", "new-pod", "broker" or "pod-or-broker"
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
-    # The parameters its steps may carry (names, types, defaults), checked when a plan is
-    # made or loaded (faults.model.Step); apply and heal read them typed, with `_args`.
-    params: type[Params] = NoParams
 
-    def check(self, step: Step) -> None:
-        """faults.params.ParamError (one line) if the step's parameters are not this
-        kind's."""
-        _args(self.params, step)
+    @property
+    def params(self) -> type[Params]:
+        """The parameters its steps may carry (names, types, defaults: faults.params,
+        `STEP_PARAMS`), checked when a step is made; apply and heal read them with `_args`."""
+        return STEP_PARAMS[self.name]
 
 
 FAULT_KINDS: dict[str, FaultKind] = {
     k.name: k
     for k in (
-        FaultKind("kill", _kill, _start, "pod", params=KillParams),
+        FaultKind("kill", _kill, _start, "pod"),
         FaultKind("stop", _stop, _start, "pod"),
         FaultKind("pause", _pause, _resume, "pod"),
-        FaultKind("move", _move, _nothing, "pod", instant=True, params=MoveParams),
-        FaultKind("scale-out", _scale_out, _scale_in, "new-pod", params=ScaleOutParams),
+        FaultKind("move", _move, _nothing, "pod", instant=True),
+        FaultKind("scale-out", _scale_out, _scale_in, "new-pod"),
         FaultKind("scale-in", _scale_in, _start, "pod"),
-        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod",
-                  params=DelayCheckpointParams),
-        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True,
-                  params=TruncateGlobalParams),
+        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod"),
+        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True),
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
         FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
         # Storage (the fault filesystem, --platform local): see faults/faultfs.
         FaultKind("power-loss", _power_loss, _start, "pod"),
-        FaultKind("io-delay", _io_delay, _io_heal, "pod", params=IoDelayParams),
-        FaultKind("io-error", _io_error, _io_heal, "pod", params=IoErrorParams),
-        FaultKind("netem", _netem, _heal_netem, "pod-or-broker", params=NetemParams),
+        FaultKind("io-delay", _io_delay, _io_heal, "pod"),
+        FaultKind("io-error", _io_error, _io_heal, "pod"),
+        FaultKind("netem", _netem, _heal_netem, "pod-or-broker"),
     )
 }
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from faults.params import ProfileSettings as ProfileSettings  # for faults.plan
 from faults.params import check_settings as check_settings
+from faults.params import check_step
 
 # Conditions a trigger can wait for, observed from a pod's trace and volume (the step's
 # target, or the trigger's `pod`); `contended` and `cleaned` from every pod's trace, since
@@ -63,7 +64,7 @@ class Step:
     target: str
     trigger: Trigger
     # As plan.json has them; the kind declares their names, types and defaults
-    # (faults.kinds.FaultKind.params) and reads them typed.
+    # (faults.params.STEP_PARAMS) and reads them typed.
     params: dict[str, Any] = field(default_factory=dict)
     heal_after_s: float | None = None  # None: the fault heals itself or at the end of load
     # Instead of heal_after_s: heal when this trigger fires, its `at_s` counted from the
@@ -76,10 +77,7 @@ class Step:
         # Checked when the plan is made or loaded (faults.params.ParamError): a misspelt
         # parameter would otherwise be read as its default, the plan silently another one.
         # An unknown kind is the loader's to name (harness.run.command).
-        from faults.kinds import FAULT_KINDS  # it imports this module
-
-        if self.fault in FAULT_KINDS:
-            FAULT_KINDS[self.fault].check(self)
+        check_step(self.fault, self.params, f"step {self.id} ({self.fault})")
 
     def to_json(self) -> dict[str, Any]:
         raw = asdict(self)

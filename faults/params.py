@@ -212,3 +212,32 @@ class NetemParams:
     delay_ms: int = 0  # each direction
     jitter_ms: int = 0
     loss_pct: float = 0.0
+
+
+# Every fault kind's parameters, by kind (faults/kinds.py has one entry per kind here):
+# faults.model checks a step against it when the step is made (a plan drawn, loaded or
+# built by hand), without importing the kinds (they import the model).
+STEP_PARAMS: dict[str, type[Params]] = {
+    "kill": KillParams,
+    "stop": NoParams,
+    "pause": NoParams,
+    "move": MoveParams,
+    "scale-out": ScaleOutParams,
+    "scale-in": NoParams,
+    "delay-checkpoint": DelayCheckpointParams,
+    "truncate-global": TruncateGlobalParams,
+    "kill-broker": NoParams,
+    "stop-broker": NoParams,
+    "partition": NoParams,
+    "power-loss": NoParams,
+    "io-delay": IoDelayParams,
+    "io-error": IoErrorParams,
+    "netem": NetemParams,
+}
+
+
+def check_step(kind: str, raw: object, where: str) -> None:
+    """ParamError (one line) if a step of `kind` carries parameters the kind does not
+    declare, or of the wrong type; an unknown kind is the plan loader's to name."""
+    if kind in STEP_PARAMS:
+        parse(STEP_PARAMS[kind], raw, kind, where)
