@@ -479,18 +479,23 @@ TARGETED: dict[str, Callable[[_Builder], ProfileSettings]] = {
     "store-wal-no-sync": _store_wal_no_sync,
 }
 
-PROFILES = (*MIXES, *TARGETED)
+SOAK = "soak"  # `all` drawn again for each window of a long run: faults/soak.py
+PROFILES = (*MIXES, *TARGETED, SOAK)
 
 
 def profile_config(profile: str) -> ProfileSettings:
     """The run settings a profile needs (pods, ...), before any plan is drawn (checked)."""
-    build = TARGETED.get(profile, lambda _: MIX_CONFIG.get(profile, {}))
+    mix = "all" if profile == SOAK else profile
+    build = TARGETED.get(profile, lambda _: MIX_CONFIG.get(mix, {}))
     return check_settings(build(_Builder(0, profile, 1, 1, 0.0)), profile)
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+    if profile == SOAK:  # faults/soak.py builds on this module
+        from faults.soak import soak_plan
+        return soak_plan(seed, pods, brokers, time_limit_s)
     builder = _Builder(seed, profile, pods, brokers, time_limit_s)
     targeted = TARGETED.get(profile)
     config = targeted(builder) if targeted else _generic(builder, profile)

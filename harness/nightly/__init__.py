@@ -1,11 +1,13 @@
 """`kchaos nightly`: a matrix of profiles x seeds x bug switches, each `kchaos run` a
-subprocess (`jobs` of them at once), within a time budget; then the index, a JUnit file
-and a summary.
+subprocess (`jobs` of them at once), and the project's own checks, within a time budget;
+then the index, a JUnit file and a summary.
 
 Where each part lives:
-- matrix.py     the YAML schema (pydantic) and the cells it expands to;
+- matrix.py     the YAML schema (pydantic) and the cells and project checks it expands to;
 - durations.py  "90s", "45m", "1h30m" -> seconds (--budget, matrix durations);
 - supervise.py  runs as subprocesses, `jobs` at once, timeouts, interruption, the budget;
+- project_checks.py  a project check (`scripts/test-fresh.sh`) as a subprocess, whether it
+                can start here, its JUnit suite;
 - table.py      the terminal summary tables;
 - command.py    the whole nightly: run, judge, write the index, JUnit and nightly.json;
 - shard.py      `--shard I/N`: which cells a machine runs, and the shard.json it records;

@@ -1,10 +1,11 @@
 """`kchaos nightly`: load the matrix, run it within the budget, then judge and write the
 index, the JUnit files, nightly.json and the terminal summary.
 
-Exit code: 0 when every fixed-worker run was valid and every bug switch was caught by at
-least one of its runs (harness/report/expect.py), 1 otherwise, 2 when the budget did not
-allow a single run; 128 + the signal when interrupted (after writing the summary of what
-finished). A bad matrix raises UsageError (254) before any run starts.
+Exit code: 0 when every fixed-worker run was valid, every bug switch was caught by at
+least one of its runs (harness/report/expect.py) and no project check failed
+(project_checks.py), 1 otherwise, 2 when the budget did not allow a single run or check;
+128 + the signal when interrupted (after writing the summary of what finished). A bad
+matrix raises UsageError (254) before any run starts.
 
 With `shard` (`--shard I/N`, shard.py) it runs that share of the matrix into
 `nightly-<stamp>-shard-I-of-N/` with a shard.json, and a switch its runs missed does not
@@ -27,7 +28,8 @@ from harness.errors import (
     exit_code_for_exception,
 )
 from harness.nightly.engine import without_docker_cells_if_no_engine
-from harness.nightly.matrix import Cell, load_matrix
+from harness.nightly.matrix import Cell, Matrix, ProjectCheck, load_matrix
+from harness.nightly.project_checks import add_to_junit, launch_check, not_started, why_not_here
 from harness.nightly.shard import Shard, matrix_hash, select, shard_verdict, write_shard_record
 from harness.nightly.supervise import (
     ESTIMATE_FACTOR,
@@ -36,12 +38,12 @@ from harness.nightly.supervise import (
     launch,
     run_matrix,
 )
-from harness.nightly.table import print_summary
+from harness.nightly.table import print_checks, print_summary
 from harness.report.coverage import nightly_coverage
 from harness.report.expect import Judgement, LostRun, judge
 from harness.report.index import is_run_dir, render_index
 from harness.report.junit import JUNIT_FILE, write_junit, write_run_junit
-from harness.report.nightlies import NIGHTLY_JSON
+from harness.report.nightlies import NIGHTLY_JSON, CheckRecord, with_checks
 from harness.report.nightly_page import render_nightly
 from harness.report.report import REPORT_FILE, render_report
 from harness.report.summary import RunSummary, format_duration, summarize_dir
@@ -91,6 +93,26 @@ def _judge(attempts: list[Attempt]) -> tuple[dict[int, RunSummary], list[LostRun
     return summaries, lost, judge(list(summaries.values()), lost)
 
 
+def _startable_checks(matrix: Matrix) -> tuple[Matrix, dict[str, CheckRecord]]:
+    """The matrix with the project checks that can run here, and a record of each that
+    cannot (not started, with the reason), by name."""
+    cannot = {c.name: not_started(c, why) for c in matrix.project_checks
+              if (why := why_not_here(c))}
+    kept = tuple(c for c in matrix.project_checks if c.name not in cannot)
+    return dataclasses.replace(matrix, project_checks=kept), cannot
+
+
+def _check_records(
+    checks: tuple[ProjectCheck, ...], ran: list[CheckRecord], cannot: dict[str, CheckRecord],
+    skipped: list[ProjectCheck], interrupted: bool,
+) -> list[CheckRecord]:
+    """Every check of the (shard's) matrix, in matrix order: ran, or why not."""
+    by_name = {**cannot, **{r.name: r for r in ran}}
+    why = "interrupted" if interrupted else "budget"
+    by_name.update((c.name, not_started(c, why)) for c in skipped)
+    return [by_name[c.name] for c in checks]
+
+
 def nightly(
     results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str],
     shared_spark: bool = False, jobs: int | None = None, shard: Shard | None = None,
@@ -98,10 +120,12 @@ def nightly(
     matrix = whole = load_matrix(matrix_path)  # all of it checked before anything is written
     if shard is not None:  # before the docker cells are left out: the same on every machine
         matrix = select(whole, shard)
-    held = len(matrix.cells)
+    held = len(matrix.cells) + len(matrix.project_checks)
+    all_checks = matrix.project_checks
     if jobs is not None:
         matrix = dataclasses.replace(matrix, jobs=jobs)
     matrix, no_engine, why = without_docker_cells_if_no_engine(matrix)
+    matrix, cannot = _startable_checks(matrix)
     results_dir = Path(results_dir)
     suffix = shard.suffix if shard is not None else ""
     log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}{suffix}"
@@ -115,10 +139,16 @@ def nightly(
         write_shard_record(log_dir, whole, shard, started_at)
         err.print(f"nightly: shard {shard} of matrix {matrix_hash(whole)} "
                   f"({len(whole.cells)} run(s) in all)", highlight=False)
-    err.print(f"nightly: {len(matrix.cells)} run(s) in the matrix, {matrix.jobs} at a time, "
+    checks_said = (f" and {len(matrix.project_checks)} project check(s)"
+                   if matrix.project_checks else "")
+    err.print(f"nightly: {len(matrix.cells)} run(s){checks_said} in the matrix, "
+              f"{matrix.jobs} at a time, "
               f"budget {format_duration(budget_s)}, logs in {log_dir}", highlight=False)
     if no_engine:
         err.print(f"nightly: {len(no_engine)} docker run(s) not started: {why}", highlight=False)
+    for record in cannot.values():
+        err.print(f"nightly: project check {record.name} not started: {record.note}",
+                  highlight=False)
 
     # One Spark Connect server checks every run (harness/shared_spark.py); none for no run.
     with shared_checker(matrix.extra_args, log_dir, shared_spark and bool(matrix.cells)
@@ -128,13 +158,18 @@ def nightly(
         def start(cell: Cell, number: int) -> RunProcess | Attempt:
             return launch(kchaos_argv, cell, matrix, results_dir, log_dir, number)
 
-        done = run_matrix(matrix, budget_s, start, jobs=matrix.jobs)
+        done = run_matrix(matrix, budget_s, start, jobs=matrix.jobs,
+                          start_check=lambda check: launch_check(check, log_dir))
     attempts, skipped = done.attempts, done.skipped
-    summaries, lost, verdict = _judge(attempts)
+    checks = _check_records(all_checks, done.checks, cannot, done.checks_skipped,
+                            done.interrupted is not None)
+    summaries, lost, runs_verdict = _judge(attempts)
+    verdict = with_checks(runs_verdict, checks)
     ok, reasons, notes = verdict.ok, verdict.reasons(), list[str]()
     if shard is not None:
         ok, reasons, notes = shard_verdict(verdict)
     junit = write_junit(list(summaries.values()), log_dir / JUNIT_FILE, lost)
+    add_to_junit(junit, checks)
     (results_dir / NIGHTLY_JUNIT).write_text(junit.read_text())
     write_json(log_dir / NIGHTLY_JSON, {
         "started_at": started_at,
@@ -143,6 +178,7 @@ def nightly(
         "runs": [{**dataclasses.asdict(a), "run_dir": str(a.run_dir or "")} for a in attempts],
         "not_started": [dataclasses.asdict(c) for c in skipped],
         "not_started_no_engine": [dataclasses.asdict(c) for c in no_engine],
+        "project_checks": [c.to_json() for c in checks],
         "interrupted": done.interrupted is not None,
         "ok": ok and done.interrupted is None,
         "reasons": reasons,
@@ -159,6 +195,7 @@ def nightly(
 
     print_summary(attempts, summaries, skipped, verdict,
                   "interrupted" if done.interrupted is not None else "budget")
+    print_checks(checks)
     nightly_coverage([s.run_dir for s in summaries.values()], log_dir, out)
     out.print(f"nightly page: {page}\nindex: {index}\njunit: {results_dir / NIGHTLY_JUNIT}",
               highlight=False)
@@ -169,7 +206,10 @@ def nightly(
         out.print(f"nightly: shard {shard} holds none of the matrix's {len(whole.cells)} "
                   "run(s): nothing to run", highlight=False)
         return EXIT_VALID
-    if not attempts:
+    if not attempts and not done.checks:
+        if not matrix.cells and not matrix.project_checks:
+            out.print("[yellow]nightly: nothing it holds can start here (see above)[/]")
+            return EXIT_UNKNOWN
         est = format_duration(ESTIMATE_FACTOR * matrix.time_limit_s)
         out.print(f"[yellow]nightly: no run fits in the budget (one run: about {est})[/]")
         return EXIT_UNKNOWN
@@ -178,6 +218,7 @@ def nightly(
     for reason in reasons:
         out.print(f"[red]FAIL[/] {reason}", highlight=False)
     if ok:
-        out.print(f"[green]nightly passed[/]: {len(attempts)} run(s)", highlight=False)
+        ran = f" and {len(done.checks)} project check(s)" if done.checks else ""
+        out.print(f"[green]nightly passed[/]: {len(attempts)} run(s){ran}", highlight=False)
         return EXIT_VALID
     return EXIT_INVALID

@@ -2,17 +2,23 @@
 
 A matrix is checked whole when loaded, before any run starts: a misspelt key, a value of
 the wrong type (`bugs: KAFKA-7672` instead of a list of bug sets), an unknown profile or
-bug switch, a bad duration or an option `kchaos run` would refuse is one line naming the
-place, and exit 254. The format is in harness/matrix_default.yaml.
+bug switch, a bad duration, an option `kchaos run` would refuse or a project check named
+twice is one line naming the place, and exit 254. The format is in
+harness/matrix_default.yaml.
+
+Besides its runs, a matrix may name project checks (`project_checks`): commands of the
+project's own (e.g. `scripts/test-fresh.sh`, set-up and the fast tier in a fresh
+container), each run by the nightly as a cell of its own (project_checks.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -55,12 +61,51 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class ProjectCheck:
+    """A command of the project's own the nightly runs besides its runs (project_checks.py):
+    from the project's root folder, stopped after `timeout_s`; passed when it exits 0."""
+
+    name: str  # also its log's name: check-<name>.log
+    command: tuple[str, ...]
+    timeout_s: float
+    needs: tuple[str, ...] = ()  # NEEDS: what must be there for it to start
+
+
+NEEDS = ("docker",)  # a Docker engine, or root to start one
+
+
+@dataclass(frozen=True)
 class Matrix:
     cells: tuple[Cell, ...]
     time_limit_s: float
     run_timeout_s: float
     extra_args: tuple[str, ...] = ()
     jobs: int = 1  # runs at once
+    project_checks: tuple[ProjectCheck, ...] = ()
+
+
+def time_limits(matrix: Matrix) -> list[float]:
+    """The time limit each cell's run gets: the matrix's `time_limit_s`, or the cell's own
+    `--time-limit`."""
+    from harness.cli import build_parser
+
+    parser = build_parser()
+    limits = []
+    for cell in matrix.cells:
+        try:
+            limit = parser.parse_args(cell.argv(matrix.time_limit_s, Path("."),
+                                                matrix.extra_args)).time_limit_s
+        except UsageError:  # the matrix was checked when loaded; not one that was
+            limit = None
+        good = isinstance(limit, float) and math.isfinite(limit) and limit > 0
+        limits.append(float(limit) if good else matrix.time_limit_s)
+    return limits
+
+
+def run_timeout(matrix: Matrix, time_limit_s: float) -> float:
+    """When a cell's run is stopped: `run_timeout_s`, plus 3 s for each second its own
+    time limit exceeds the matrix's (a 25-minute soak in a matrix of 60 s runs)."""
+    return matrix.run_timeout_s + 3 * max(0.0, time_limit_s - matrix.time_limit_s)
 
 
 # -- the schema -----------------------------------------------------------------------------
@@ -115,6 +160,13 @@ class IncludeDoc(_Strict):
     args: list[StrictStr] = []
 
 
+class ProjectCheckDoc(_Strict):
+    name: Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
+    command: Annotated[list[StrictStr], Field(min_length=1)]  # from the project's root
+    timeout_s: Seconds
+    needs: list[Literal["docker"]] = []
+
+
 class MatrixDoc(_Strict):
     time_limit_s: Seconds = DEFAULT_TIME_LIMIT_S
     run_timeout_s: Seconds | None = None  # None: 3 x time_limit_s + 600
@@ -124,6 +176,7 @@ class MatrixDoc(_Strict):
     profiles: list[Profile] = []
     bugs: list[BugSet] = []  # [] or absent: the fixed worker only
     include: list[IncludeDoc] = []
+    project_checks: list[ProjectCheckDoc] = []
 
 
 def _one_line(exc: ValidationError, where: str) -> str:
@@ -174,14 +227,22 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
         for cell, ss in per_seed
         if seed in ss
     ]
-    if not cells:
-        raise UsageError(f"{where}: the matrix has no runs (no profiles and no include)")
+    checks = tuple(ProjectCheck(c.name, tuple(c.command), c.timeout_s, tuple(c.needs))
+                   for c in spec.project_checks)
+    for n, check in enumerate(checks):
+        if check.name in (c.name for c in checks[:n]):
+            raise UsageError(f"{where}: `project_checks.{n}.name`: {check.name!r} is named "
+                             "twice; give each check its own name (its log is named after it)")
+    if not cells and not checks:
+        raise UsageError(f"{where}: the matrix has no runs (no profiles, include or "
+                         "project_checks)")
     return Matrix(
         cells=tuple(dict.fromkeys(cells)),  # a cell listed twice runs once
         time_limit_s=spec.time_limit_s,
         run_timeout_s=spec.run_timeout_s or 3 * spec.time_limit_s + 600,
         extra_args=tuple(spec.extra_args),
         jobs=spec.jobs,
+        project_checks=checks,
     )
 
 

@@ -5,8 +5,8 @@ matrix order, the run folders copied beside it, its nightly.json, JUnit file, co
 table, page and Markdown table, and `OUT/index.html`.
 
 Every check comes first (shard_folder.py): a folder that is no shard, a damaged one, shards
-of different matrices or splits, a shard given twice, cells no shard ran (unless
-`--partial`). A refusal is one line and exit 254, with nothing written. The inputs are only
+of different matrices or splits, a shard given twice, cells or project checks no shard ran
+(unless `--partial`). A refusal is one line and exit 254, with nothing written. The inputs are only
 read: runs are copied, and OUT may not be a shard's results folder. The copy is built in a
 hidden folder of OUT and moved into place once complete.
 
@@ -29,6 +29,7 @@ from rich.console import Console
 from harness.console import out
 from harness.errors import EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID, UsageError
 from harness.nightly.matrix import Cell
+from harness.nightly.project_checks import add_to_junit
 from harness.nightly.shard_folder import (
     RUN_LISTS,
     WHAT_TO_PASS,
@@ -43,6 +44,8 @@ from harness.report.nightlies import (
     NIGHTLY_JSON,
     NIGHTLY_PAGE,
     NIGHTLY_TABLE,
+    NOT_STARTED,
+    CheckRecord,
     Nightly,
     read_nightly,
 )
@@ -80,8 +83,28 @@ def _free_name(name: str, taken: set[str]) -> str:
     return unique
 
 
+def _shard_dir(s: ShardFolder) -> str:
+    """Where a shard's own files go in the merged nightly's folder."""
+    return f"{SHARDS_DIR}/{s.shard.index}-of-{s.shard.count}"
+
+
+def _checks(shards: Sequence[ShardFolder], missing: list[int]) -> list[dict[str, Any]]:
+    """Every project check of the matrix in order: each shard's record, its log now under
+    the shard's folder in the merged one; a check of a missing shard (--partial) not
+    started."""
+    by_index: dict[int, CheckRecord] = {}
+    for s in shards:
+        for i, record in s.check_records:
+            log = f"{_shard_dir(s)}/{record.log}" if record.log else ""
+            by_index[i] = dataclasses.replace(record, log=log)
+    for i in missing:
+        name = shards[0].checks[i]
+        by_index[i] = CheckRecord(name, (), NOT_STARTED, note="its shard is missing")
+    return [by_index[i].to_json() for i in sorted(by_index)]
+
+
 def _plan(
-    shards: Sequence[ShardFolder], missing: list[int], out_dir: Path
+    shards: Sequence[ShardFolder], missing: list[int], missing_checks: list[int], out_dir: Path
 ) -> tuple[dict[str, Any], list[tuple[Path, str]]]:
     """The merged nightly.json, and the run folders to copy (source, new name)."""
     cells = shards[0].cells
@@ -106,6 +129,7 @@ def _plan(
         "not_started": [_cell(cells, i) for i in sorted([*left["not_started"], *missing])],
         "not_started_no_engine": [_cell(cells, i) for i in left["not_started_no_engine"]],
         "not_started_missing_shard": [_cell(cells, i) for i in missing],
+        "project_checks": _checks(shards, missing_checks),
         "interrupted": any(s.interrupted for s in shards),
         "matrix_hash": shards[0].matrix_hash,
         "shards": shards[0].shard.count,
@@ -134,8 +158,8 @@ def _stage(stage: Path, name: str, shards: Sequence[ShardFolder], doc: dict[str,
     folder = stage / name
     folder.mkdir()
     for s in shards:  # each shard's logs and records, for whoever digs
-        shutil.copytree(s.path, folder / SHARDS_DIR / f"{s.shard.index}-of-{s.shard.count}",
-                        symlinks=True, ignore=shutil.ignore_patterns(NIGHTLY_PAGE, NIGHTLY_TABLE))
+        shutil.copytree(s.path, folder / _shard_dir(s), symlinks=True,
+                        ignore=shutil.ignore_patterns(NIGHTLY_PAGE, NIGHTLY_TABLE))
     write_json(folder / NIGHTLY_JSON, doc)
     verdict = read_nightly(folder).judgement  # reads the runs beside it, here in `stage`
     complete = not doc["interrupted"] and not doc["not_started_missing_shard"]
@@ -147,11 +171,11 @@ def merge(dirs: Sequence[Path], out_dir: Path, partial: bool = False) -> int:
     shards = [read_shard(Path(d)) for d in dirs]
     if not shards:
         raise UsageError(f"no shard folder given: {WHAT_TO_PASS}")
-    missing = check_together(shards, partial)
+    missing, missing_checks = check_together(shards, partial)
     out_dir = Path(out_dir)
     name = f"nightly-{min(s.stamp for s in shards)}"
     _check_out(out_dir, shards, name)
-    doc, copies = _plan(shards, missing, out_dir)
+    doc, copies = _plan(shards, missing, missing_checks, out_dir)
     stage = out_dir / f".merging-{name}-{os.getpid()}"
     made_out = not out_dir.exists()
     moved: list[str] = []
@@ -169,7 +193,7 @@ def merge(dirs: Sequence[Path], out_dir: Path, partial: bool = False) -> int:
         raise
     with contextlib.suppress(OSError):
         stage.rmdir()
-    return _finish(out_dir / name, doc, len(shards), bool(missing))
+    return _finish(out_dir / name, doc, len(shards), bool(missing or missing_checks))
 
 
 def _undo(stage: Path, out_dir: Path, moved: list[str], made_out: bool) -> None:
@@ -195,6 +219,7 @@ def _finish(folder: Path, doc: dict[str, Any], given: int, partial: bool) -> int
     nightly = read_nightly(folder)
     judged = [r.summary for r in nightly.runs if r.summary]
     junit = write_junit(judged, folder / JUNIT_FILE, _lost(nightly))
+    add_to_junit(junit, nightly.checks)
     shutil.copyfile(junit, folder.parent / NIGHTLY_JUNIT)
     nightly_coverage([s.run_dir for s in judged], folder, Console(width=LOG_WIDTH, quiet=True))
     pages = []
@@ -212,9 +237,10 @@ def _finish(folder: Path, doc: dict[str, Any], given: int, partial: bool) -> int
         out.print(detections_table(verdict))
     for reason in verdict.reasons():
         out.print(f"[red]FAIL[/] {reason}", highlight=False)
-    if doc["interrupted"] or not nightly.runs:
+    ran = bool(nightly.runs) or any(c.status != NOT_STARTED for c in nightly.checks)
+    if doc["interrupted"] or not ran:
         out.print("[yellow]no verdict[/]: "
-                  f"{'a shard was interrupted' if nightly.runs else 'no shard ran a run'}")
+                  f"{'a shard was interrupted' if ran else 'no shard ran a run'}")
         return EXIT_UNKNOWN
     if not verdict.ok:
         return EXIT_INVALID
@@ -222,5 +248,6 @@ def _finish(folder: Path, doc: dict[str, Any], given: int, partial: bool) -> int
         out.print(f"[yellow]partial merge[/]: {len(doc['not_started_missing_shard'])} cell(s) "
                   "of the missing shard(s) not run: no verdict over the whole matrix")
         return EXIT_UNKNOWN
-    out.print(f"[green]nightly passed[/]: {len(nightly.runs)} run(s)", highlight=False)
+    checks = f" and {len(nightly.checks)} project check(s)" if nightly.checks else ""
+    out.print(f"[green]nightly passed[/]: {len(nightly.runs)} run(s){checks}", highlight=False)
     return EXIT_VALID

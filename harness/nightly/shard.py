@@ -1,17 +1,19 @@
 """`kchaos nightly --shard I/N`: one machine's share of the matrix (docs/nightly-sharded.md).
 
-The rule: the cells are taken in matrix order and each goes to the shard with the least
-expected time so far (ties: the lowest shard). A cell's expected time is the nightly's own
-estimate of a run before any has finished, ESTIMATE_FACTOR x its time limit (supervise.py):
-the matrix's `time_limit_s`, or the cell's own `--time-limit`. With one time limit for all
-cells this is round robin, i.e. balanced by count. The rule reads only the matrix, so
-every machine computes the same shards; every cell is in exactly one; each shard keeps the
-matrix order (seed-major, for the budget); appending cells to a matrix moves none of the
-cells before them; shards differ in expected time by at most one cell's.
+The rule: the cells are taken in matrix order, then the project checks, and each goes to
+the shard with the least expected time so far (ties: the lowest shard). A cell's expected
+time is the nightly's own estimate of a run before any has finished, ESTIMATE_FACTOR x its
+time limit (supervise.py): the matrix's `time_limit_s`, or the cell's own `--time-limit`;
+a project check's is its timeout. With one time limit for all cells this is round robin,
+i.e. balanced by count. The rule reads only the matrix, so every machine computes the
+same shards; every cell and check is in exactly one; each shard keeps the matrix order
+(seed-major, for the budget); appending cells or checks to a matrix moves none of the
+cells before them (checks come after every cell); shards differ in expected time by at
+most one item's.
 
 A shard's folder (`nightly-<stamp>-shard-I-of-N/`) holds `shard.json`, written before
 its first run: which shard, of which matrix (the matrix itself and its hash), and which of
-its cells. `kchaos nightly merge` (merge.py) reads it.
+its cells and project checks. `kchaos nightly merge` (merge.py) reads it.
 """
 
 from __future__ import annotations
@@ -21,15 +23,13 @@ import dataclasses
 import hashlib
 import heapq
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
-from harness.nightly.matrix import Cell, Matrix
+from harness.nightly.matrix import Cell, Matrix, ProjectCheck, time_limits
 from harness.nightly.supervise import ESTIMATE_FACTOR
 from harness.report.expect import Judgement
 from harness.results import write_json
@@ -69,13 +69,22 @@ def parse_shard(text: str) -> Shard:
 
 
 def matrix_doc(matrix: Matrix) -> dict[str, Any]:
-    """What decides the runs (not `jobs`: how many at once is each machine's business)."""
-    return {
+    """What decides the runs (not `jobs`: how many at once is each machine's business).
+    `project_checks` only when there are some: a matrix without keeps its hash."""
+    doc: dict[str, Any] = {
         "cells": [dataclasses.asdict(c) for c in matrix.cells],
         "time_limit_s": matrix.time_limit_s,
         "run_timeout_s": matrix.run_timeout_s,
         "extra_args": list(matrix.extra_args),
     }
+    if matrix.project_checks:
+        doc["project_checks"] = [check_doc(c) for c in matrix.project_checks]
+    return doc
+
+
+def check_doc(check: ProjectCheck) -> dict[str, Any]:
+    return {"name": check.name, "command": list(check.command), "timeout_s": check.timeout_s,
+            "needs": list(check.needs)}
 
 
 def doc_hash(doc: Mapping[str, Any]) -> str:
@@ -104,20 +113,7 @@ def cell_of(raw: Any) -> Cell:
 
 def expected_s(matrix: Matrix) -> list[float]:
     """Each cell's expected time: ESTIMATE_FACTOR x the time limit its run gets."""
-    from harness.cli import build_parser
-
-    parser = build_parser()
-    default = ESTIMATE_FACTOR * matrix.time_limit_s
-    weights = []
-    for cell in matrix.cells:
-        try:
-            limit = parser.parse_args(cell.argv(matrix.time_limit_s, Path("."),
-                                                matrix.extra_args)).time_limit_s
-        except UsageError:  # the matrix was checked when loaded; not one that was
-            limit = None
-        good = isinstance(limit, float) and math.isfinite(limit) and limit > 0
-        weights.append(ESTIMATE_FACTOR * limit if good else default)
-    return weights
+    return [ESTIMATE_FACTOR * limit for limit in time_limits(matrix)]
 
 
 def assign(weights: Sequence[float], count: int) -> list[list[int]]:
@@ -133,14 +129,25 @@ def assign(weights: Sequence[float], count: int) -> list[list[int]]:
     return shards
 
 
+def shard_items(matrix: Matrix, shard: Shard) -> tuple[list[int], list[int]]:
+    """The indexes of the cells (in `matrix.cells`) and of the project checks (in
+    `matrix.project_checks`) this shard runs, in matrix order. The checks are weighed
+    after every cell, so they move no cell."""
+    weights = [*expected_s(matrix), *(c.timeout_s for c in matrix.project_checks)]
+    mine = assign(weights, shard.count)[shard.index - 1]
+    cells = len(matrix.cells)
+    return [i for i in mine if i < cells], [i - cells for i in mine if i >= cells]
+
+
 def shard_cells(matrix: Matrix, shard: Shard) -> list[int]:
     """The indexes (in `matrix.cells`) of the cells this shard runs, in matrix order."""
-    return assign(expected_s(matrix), shard.count)[shard.index - 1]
+    return shard_items(matrix, shard)[0]
 
 
 def select(matrix: Matrix, shard: Shard) -> Matrix:
-    picked = shard_cells(matrix, shard)
-    return dataclasses.replace(matrix, cells=tuple(matrix.cells[i] for i in picked))
+    cells, checks = shard_items(matrix, shard)
+    return dataclasses.replace(matrix, cells=tuple(matrix.cells[i] for i in cells),
+                               project_checks=tuple(matrix.project_checks[i] for i in checks))
 
 
 def write_shard_record(
@@ -148,10 +155,11 @@ def write_shard_record(
 ) -> dict[str, Any]:
     """shard.json, before the first run: a folder without it is no shard."""
     doc = matrix_doc(matrix)
+    cells, checks = shard_items(matrix, shard)
     record = {
         "kind": SHARD_KIND, "format": SHARD_FORMAT, "shard": str(shard),
         "index": shard.index, "count": shard.count, "matrix_hash": doc_hash(doc),
-        "matrix": doc, "cells": shard_cells(matrix, shard), "started_at": started_at,
+        "matrix": doc, "cells": cells, "project_checks": checks, "started_at": started_at,
         "stamp": log_dir.name.removeprefix("nightly-").removesuffix(shard.suffix),
     }
     write_json(log_dir / SHARD_JSON, record)
@@ -165,8 +173,9 @@ def shard_verdict(verdict: Judgement) -> tuple[bool, list[str], list[str]]:
     """(ok, failures, notes) of one shard. A bug switch's runs may be spread over shards
     and it only needs one of them to catch it, so a shard does not fail for a switch it
     did not catch: `kchaos nightly merge` judges that over every shard. A fixed-worker run
-    that is not valid fails the shard (and the merge) as it fails a nightly."""
-    fixed = Judgement(verdict.bad_fixed, verdict.lost_fixed, [])
+    that is not valid, or a project check that failed, fails the shard (and the merge) as
+    it fails a nightly."""
+    fixed = dataclasses.replace(verdict, detections=[])  # a failed project check stays
     notes = [f"bug {d.name} not caught in this shard's {d.runs} run(s): "
              "`kchaos nightly merge` judges it over every shard" for d in verdict.undetected]
     return fixed.ok, fixed.reasons(), notes

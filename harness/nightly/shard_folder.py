@@ -4,7 +4,8 @@ nothing written.
 
 A shard folder is what `kchaos nightly --shard I/N` wrote: `shard.json` (shard.py) and
 `nightly.json` (command.py), with the run folders it names beside it, in the same results
-folder, as on the machine that ran it.
+folder, as on the machine that ran it. Its project checks (those shard.json says it holds)
+are checked as its cells are: each reported once in nightly.json, none it does not hold.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from harness.errors import UsageError
 from harness.nightly.matrix import Cell
 from harness.nightly.shard import SHARD_FORMAT, SHARD_JSON, SHARD_KIND, Shard, cell_of, doc_hash
-from harness.report.nightlies import NIGHTLY_JSON
+from harness.report.nightlies import NIGHTLY_JSON, CheckRecord
 
 RUN_LISTS = ("not_started", "not_started_no_engine")  # nightly.json's cells that never ran
 STAMP = re.compile(r"\d{8}T\d{6}")  # time.strftime('%Y%m%dT%H%M%S'), as nightly names folders
@@ -48,6 +49,9 @@ class ShardFolder:
     nightly: dict[str, Any]
     runs: tuple[ShardRun, ...]
     left: dict[str, tuple[int, ...]]  # RUN_LISTS -> cells
+    checks: tuple[str, ...] = ()  # the whole matrix's project checks (names), in order
+    held_checks: tuple[int, ...] = ()  # those this shard holds (indexes into `checks`)
+    check_records: tuple[tuple[int, CheckRecord], ...] = ()  # as its nightly.json has them
 
     @property
     def interrupted(self) -> bool:
@@ -72,7 +76,29 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _record(path: Path) -> tuple[Shard, str, tuple[Cell, ...], tuple[int, ...], str]:
+def _indexes(raw: Any, size: int, what: str) -> tuple[int, ...]:
+    _need(isinstance(raw, list) and all(_int(i) and 0 <= i < size for i in raw)
+          and raw == sorted(set(raw)), f"its {what} are not indexes of the matrix")
+    return tuple(raw)
+
+
+def _checks(matrix: dict[str, Any], doc: dict[str, Any]) -> tuple[tuple[str, ...],
+                                                                  tuple[int, ...]]:
+    """The matrix's project checks (names) and those the shard holds; none in a shard
+    record from before them."""
+    raw = matrix.get("project_checks", [])
+    _need(isinstance(raw, list) and all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                        for c in raw), "its project checks are damaged")
+    names = tuple(str(c["name"]) for c in raw)
+    _need(len(set(names)) == len(names), "a project check is named twice")
+    return names, _indexes(doc.get("project_checks", []), len(names), "project checks")
+
+
+Record = tuple[Shard, str, tuple[Cell, ...], tuple[int, ...], str, tuple[str, ...],
+               tuple[int, ...]]
+
+
+def _record(path: Path) -> Record:
     doc = _load(path)
     _need(isinstance(doc, dict) and doc.get("kind") == SHARD_KIND, "not a shard record")
     _need(doc.get("format") == SHARD_FORMAT,
@@ -86,12 +112,12 @@ def _record(path: Path) -> tuple[Shard, str, tuple[Cell, ...], tuple[int, ...], 
     except ValueError as exc:
         raise _Damaged(str(exc)) from None
     _need(doc_hash(matrix) == doc.get("matrix_hash"), "the matrix does not match its hash")
-    held = doc.get("cells")
-    _need(isinstance(held, list) and all(_int(i) and 0 <= i < len(cells) for i in held)
-          and held == sorted(set(held)), "its cells are not indexes of the matrix")
+    held = list(_indexes(doc.get("cells"), len(cells), "cells"))
     stamp = doc.get("stamp")
     _need(isinstance(stamp, str) and STAMP.fullmatch(stamp) is not None, "no stamp")
-    return Shard(index, count), str(doc["matrix_hash"]), cells, tuple(held), stamp
+    names, held_checks = _checks(matrix, doc)
+    return (Shard(index, count), str(doc["matrix_hash"]), cells, tuple(held), stamp, names,
+            held_checks)
 
 
 def _run_folder(shard_dir: Path, recorded: str) -> Path | None:
@@ -142,6 +168,25 @@ def _runs(
     return tuple(runs), left
 
 
+def _check_records(doc: dict[str, Any], shard: Shard, names: Sequence[str],
+                   held: Sequence[int]) -> tuple[tuple[int, CheckRecord], ...]:
+    raw = doc.get("project_checks") or []
+    _need(isinstance(raw, list), "project_checks is not a list")
+    found: dict[int, CheckRecord] = {}
+    for entry in raw:
+        try:
+            record = CheckRecord.from_json(entry)
+        except ValueError as exc:
+            raise _Damaged(str(exc)) from None
+        i = names.index(record.name) if record.name in names else -1
+        _need(i in held, f"project check `{record.name}` is not one of shard {shard}")
+        _need(i not in found, f"project check `{record.name}` is there twice")
+        found[i] = record
+    missing = [names[i] for i in held if i not in found]
+    _need(not missing, f"says nothing of project check {', '.join(missing)}")
+    return tuple(sorted(found.items(), key=lambda item: item[0]))
+
+
 def read_shard(path: Path) -> ShardFolder:
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder: {WHAT_TO_PASS}")
@@ -152,7 +197,7 @@ def read_shard(path: Path) -> ShardFolder:
                              f"{WHAT_TO_PASS}")
         raise UsageError(f"{path} is not a nightly shard (no {SHARD_JSON}): {WHAT_TO_PASS}")
     try:
-        shard, hashed, cells, held, stamp = _record(record)
+        shard, hashed, cells, held, stamp, names, held_checks = _record(record)
     except _Damaged as exc:
         raise UsageError(f"{record} is damaged ({exc}): run that shard again") from None
     again = f"run `kchaos nightly --shard {shard}` again"
@@ -161,6 +206,7 @@ def read_shard(path: Path) -> ShardFolder:
     try:
         doc = _load(nightly)
         runs, left = _runs(doc, shard, cells, held)
+        records = _check_records(doc, shard, names, held_checks)
     except _Damaged as exc:
         raise UsageError(f"{nightly} is damaged ({exc}): {again}") from None
     found = []
@@ -172,7 +218,8 @@ def read_shard(path: Path) -> ShardFolder:
                 f"the run folder {Path(recorded).name} of shard {shard} is not beside {path}: "
                 "copy the shard's whole results folder (its runs sit beside its nightly folder)")
         found.append(ShardRun(run.index, run.entry, folder))
-    return ShardFolder(path, shard, hashed, cells, held, stamp, doc, tuple(found), left)
+    return ShardFolder(path, shard, hashed, cells, held, stamp, doc, tuple(found), left,
+                       names, held_checks, records)
 
 
 def _names(cells: Sequence[Cell], indexes: Sequence[int], most: int = 10) -> str:
@@ -181,9 +228,10 @@ def _names(cells: Sequence[Cell], indexes: Sequence[int], most: int = 10) -> str
     return "; ".join(names) + more
 
 
-def check_together(shards: Sequence[ShardFolder], partial: bool) -> list[int]:
-    """The cells of the matrix no shard holds (allowed only with `partial`); a UsageError
-    for shards of different matrices or splits, a shard given twice, cells in two."""
+def check_together(shards: Sequence[ShardFolder], partial: bool) -> tuple[list[int], list[int]]:
+    """The cells and the project checks of the matrix no shard holds (allowed only with
+    `partial`); a UsageError for shards of different matrices or splits, a shard given
+    twice, a cell or check in two."""
     first = shards[0]
     for other in shards[1:]:
         if other.matrix_hash != first.matrix_hash:
@@ -208,12 +256,23 @@ def check_together(shards: Sequence[ShardFolder], partial: bool) -> list[int]:
                 f"shards {holder[twice[0]].shard} and {s.shard} both hold "
                 f"{_names(first.cells, twice)}: run every shard with one kchaos version")
         holder.update((i, s) for i in s.held)
+    checker: dict[int, ShardFolder] = {}
+    for s in shards:
+        twice = [i for i in s.held_checks if i in checker]
+        if twice:
+            raise UsageError(
+                f"shards {checker[twice[0]].shard} and {s.shard} both hold project check "
+                f"`{first.checks[twice[0]]}`: run every shard with one kchaos version")
+        checker.update((i, s) for i in s.held_checks)
     missing = [i for i in range(len(first.cells)) if i not in holder]
-    if missing and not partial:
+    missing_checks = [i for i in range(len(first.checks)) if i not in checker]
+    if (missing or missing_checks) and not partial:
         absent = [str(Shard(k, first.shard.count)) for k in range(1, first.shard.count + 1)
                   if k not in by_shard]
+        checks = ", ".join(f"`{first.checks[i]}`" for i in missing_checks)
         raise UsageError(
             f"shard(s) {', '.join(absent) or '?'} of matrix {first.matrix_hash} missing, "
-            f"{len(missing)} cell(s) not run: {_names(first.cells, missing)}; pass their "
+            f"{len(missing)} cell(s) not run: {_names(first.cells, missing) or '-'}"
+            f"{'; project check(s) not run: ' + checks if checks else ''}; pass their "
             "folders too, or --partial to merge without them (no verdict then)")
-    return missing
+    return missing, missing_checks

@@ -1,9 +1,12 @@
 """Supervision of the nightly's runs: each `kchaos run` a subprocess in its own session, up
 to `jobs` of them at once, stopped when it hangs or when the nightly is interrupted, and
-the budget that decides whether the next one starts.
+the budget that decides whether the next one starts. The matrix's project checks
+(project_checks.py) go first and are supervised the same way, each holding a place.
 
-No new run starts when it would not fit in what is left of the budget (estimated from the
-slowest run so far, or 2x the time limit before the first). Ctrl-C or SIGTERM to the
+No new run starts when it would not fit in what is left of the budget: a run is estimated
+from the slowest run so far per second of time limit, times its own time limit (2x its
+time limit before the first has finished), a project check by its timeout; one that does
+not fit is not started, and a shorter one after it may still be. Ctrl-C or SIGTERM to the
 nightly stops the runs in progress (SIGTERM to each one's process group, which `kchaos run`
 handles like Ctrl-C: it stops its pods and brokers), cleans what they recorded, and ends
 the matrix: the nightly still writes its summary of the runs that finished.
@@ -11,6 +14,7 @@ the matrix: the nightly still writes its summary of the runs that finished.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -22,7 +26,8 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.console import err
-from harness.nightly.matrix import Cell, Matrix
+from harness.nightly.matrix import Cell, Matrix, ProjectCheck, run_timeout, time_limits
+from harness.report.nightlies import INTERRUPTED, CheckRecord
 from harness.report.summary import format_duration
 
 ESTIMATE_FACTOR = 2.0
@@ -51,6 +56,8 @@ class Progress:
     attempts: list[Attempt] = field(default_factory=list)
     skipped: list[Cell] = field(default_factory=list)
     interrupted: KeyboardInterrupt | None = None
+    checks: list[CheckRecord] = field(default_factory=list)  # project checks that started
+    checks_skipped: list[ProjectCheck] = field(default_factory=list)
 
 
 class Started(Protocol):
@@ -71,21 +78,52 @@ class Launcher(Protocol):
         """Start the cell's run; an Attempt right away when it could not start."""
 
 
+class StartedCheck(Protocol):
+    """One project check in progress (project_checks.CheckProcess)."""
+
+    def poll(self) -> CheckRecord | None:
+        """Its record once it has ended (or was stopped for its timeout)."""
+
+    def terminate(self) -> None:
+        """Ask it to stop (SIGTERM), without waiting."""
+
+    def stop(self, note: str) -> CheckRecord:
+        """Stop it now."""
+
+
+class CheckLauncher(Protocol):
+    def __call__(self, check: ProjectCheck) -> StartedCheck | CheckRecord:
+        """Start the check; its record right away when it could not start."""
+
+
+RUN, CHECK = "run", "check"
+
+
 def run_matrix(
     matrix: Matrix, budget_s: float, start: Launcher, jobs: int = 1,
     clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+    start_check: CheckLauncher | None = None,
 ) -> Progress:
-    """Run cells in order, `jobs` at a time, while the next one fits in the budget, until
-    an interruption."""
+    """Run the project checks (with `start_check`), then the cells, in order, `jobs` at a
+    time, each that fits in the budget, until an interruption."""
     began = clock()
     done = Progress()
+    limits = time_limits(matrix)
+    checks = matrix.project_checks if start_check is not None else ()
     finished: dict[int, Attempt] = {}
     running: dict[int, Started] = {}
-    waiting = list(enumerate(matrix.cells))
+    checked: dict[int, CheckRecord] = {}
+    checking: dict[int, StartedCheck] = {}
+    waiting = [*((CHECK, i) for i in range(len(checks))),
+               *((RUN, n) for n in range(len(matrix.cells)))]
+    left: list[tuple[str, int]] = []  # did not fit
 
-    def fits() -> bool:
-        slowest = max((a.duration_s for a in finished.values()), default=0.0)
-        estimate = slowest or ESTIMATE_FACTOR * matrix.time_limit_s
+    def fits(kind: str, i: int) -> bool:
+        if kind == CHECK:
+            estimate = checks[i].timeout_s
+        else:
+            ratio = max((a.duration_s / limits[n] for n, a in finished.items()), default=0.0)
+            estimate = (ratio or ESTIMATE_FACTOR) * limits[i]
         return clock() - began + estimate <= budget_s
 
     def ended(n: int, attempt: Attempt) -> None:
@@ -94,40 +132,70 @@ def run_matrix(
         err.print(f"[{n + 1}/{len(matrix.cells)}] {attempt.cell.name}: exit {verdict} "
                   f"in {format_duration(attempt.duration_s)} {attempt.note}", highlight=False)
 
-    starting: tuple[int, Cell] | None = None
+    def checked_(i: int, record: CheckRecord) -> None:
+        checked[i] = record
+        err.print(f"project check {record.name}: {record.outcome} in "
+                  f"{format_duration(record.duration_s)}", highlight=False, markup=False)
+
+    starting: tuple[str, int] | None = None
     try:
-        while waiting or running:
-            while waiting and len(running) < jobs and fits():
-                starting = n, cell = waiting.pop(0)
-                started = start(cell, n + 1)
-                starting = None
-                if isinstance(started, Attempt):
-                    ended(n, started)
+        while waiting or running or checking:
+            while waiting and len(running) + len(checking) < jobs:
+                kind, i = starting = waiting.pop(0)
+                if not fits(kind, i):  # it never will: time and estimates only grow
+                    left.append(starting)
+                elif kind == CHECK:
+                    assert start_check is not None
+                    begun = start_check(checks[i])
+                    if isinstance(begun, CheckRecord):
+                        checked_(i, begun)
+                    else:
+                        checking[i] = begun
                 else:
-                    running[n] = started
-            if not running:  # nothing in progress and the next run does not fit
+                    started = start(matrix.cells[i], i + 1)
+                    if isinstance(started, Attempt):
+                        ended(i, started)
+                    else:
+                        running[i] = started
+                starting = None
+            if not running and not checking:  # nothing in progress, nothing that fits
                 break
+            for i, check in list(checking.items()):
+                record = check.poll()
+                if record is not None:
+                    del checking[i]
+                    checked_(i, record)
             for n, run in list(running.items()):
                 attempt = run.poll()
                 if attempt is not None:
                     del running[n]
                     ended(n, attempt)
-            if running:
+            if running or checking:
                 sleep(POLL_S)
     except KeyboardInterrupt as exc:
         done.interrupted = exc
-        names = ", ".join(matrix.cells[n].name for n in running)
-        err.print(f"[yellow]nightly interrupted[/] during {names or 'a start'}; "
+        names = [*(checks[i].name for i in checking), *(matrix.cells[n].name for n in running)]
+        err.print(f"[yellow]nightly interrupted[/] during {', '.join(names) or 'a start'}; "
                   "stopping what runs", highlight=False)
-        for run in running.values():  # all at once: each stop may wait its grace
-            run.terminate()
+        stoppable: list[Started | StartedCheck] = [*checking.values(), *running.values()]
+        for each in stoppable:  # all at once: each stop may wait its grace
+            each.terminate()
+        for i, check in checking.items():
+            checked[i] = check.stop("interrupted with the nightly")
         for n, run in running.items():
             finished[n] = run.stop("interrupted with the nightly")
-        if starting is not None:  # interrupted while starting it: no process to stop
-            n, cell = starting
-            finished[n] = Attempt(cell, None, None, 0.0, "interrupted with the nightly")
+        if starting is not None and starting[0] == RUN:  # no process to stop
+            n = starting[1]
+            finished[n] = Attempt(matrix.cells[n], None, None, 0.0, "interrupted with the nightly")
+        elif starting is not None:
+            i = starting[1]
+            checked[i] = CheckRecord(checks[i].name, checks[i].command, INTERRUPTED,
+                                     note="interrupted with the nightly")
+    not_run = sorted([*left, *waiting], key=lambda w: w[1])
     done.attempts = [finished[n] for n in sorted(finished)]
-    done.skipped = [cell for _, cell in waiting]
+    done.skipped = [matrix.cells[n] for kind, n in not_run if kind == RUN]
+    done.checks = [checked[i] for i in sorted(checked)]
+    done.checks_skipped = [checks[i] for kind, i in not_run if kind == CHECK]
     return done
 
 
@@ -155,10 +223,10 @@ class RunProcess:
         return None
 
     def terminate(self) -> None:
-        _signal_group(self.proc, signal.SIGTERM)
+        signal_group(self.proc, signal.SIGTERM)
 
     def stop(self, note: str) -> Attempt:
-        _stop_group(self.proc)
+        stop_group(self.proc)
         attempt = self._attempt(None, note)
         _clean_after(self.kchaos_argv, self.results_dir, attempt.run_dir, self.stem)
         return attempt
@@ -183,6 +251,7 @@ def launch(
     number: int,
 ) -> RunProcess | Attempt:
     argv = [*kchaos_argv, *cell.argv(matrix.time_limit_s, results_dir, matrix.extra_args)]
+    (limit,) = time_limits(dataclasses.replace(matrix, cells=(cell,)))
     stem = log_dir / f"{number:03d}"
     # The run writes to its own copies of these files: ours close once it has started.
     with open(f"{stem}.out", "wb") as fout, open(f"{stem}.err", "wb") as ferr:
@@ -191,15 +260,14 @@ def launch(
                                     start_new_session=True)
         except OSError as exc:
             return Attempt(cell, 255, None, 0.0, f"could not start {argv[0]}: {exc}")
-    return RunProcess(cell, proc, stem, results_dir, kchaos_argv,
-                      matrix.run_timeout_s)
+    return RunProcess(cell, proc, stem, results_dir, kchaos_argv, run_timeout(matrix, limit))
 
 
-def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
     """The run leads its own process group (start_new_session): stop that group by its id,
     politely first so `kchaos run` can stop its brokers and pods."""
     for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
-        if not _signal_group(proc, sig):
+        if not signal_group(proc, sig):
             return
         try:
             proc.wait(timeout=wait_s)
@@ -208,7 +276,7 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> bool:
+def signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> bool:
     """False when the group is gone."""
     try:
         os.killpg(proc.pid, sig)

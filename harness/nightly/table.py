@@ -12,6 +12,7 @@ from harness.console import out
 from harness.nightly.matrix import Cell
 from harness.nightly.supervise import Attempt
 from harness.report.expect import Judgement
+from harness.report.nightlies import PASSED, CheckRecord
 from harness.report.summary import RunSummary, format_duration
 
 LOG_WIDTH = 160
@@ -45,6 +46,23 @@ def detections_table(verdict: Judgement) -> Table:
         result = "[green]detected[/]" if d.detected else "[red]UNDETECTED[/]"
         bugs.add_row(d.name, str(d.runs), str(d.caught), result)
     return bugs
+
+
+def checks_table(checks: Sequence[CheckRecord]) -> Table:
+    table = Table(title="project checks")
+    for col in ("check", "result", "time", "log"):
+        table.add_column(col, overflow="fold")
+    for c in checks:
+        style = "green" if c.status == PASSED else "red" if c.failed else "yellow"
+        table.add_row(c.name, f"[{style}]{c.outcome}[/]", format_duration(c.duration_s),
+                      c.log or "-")
+    return table
+
+
+def print_checks(checks: Sequence[CheckRecord]) -> None:
+    if checks:
+        console = out if out.is_terminal else Console(width=LOG_WIDTH)
+        console.print(checks_table(checks))
 
 
 def print_summary(

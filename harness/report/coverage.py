@@ -2,7 +2,11 @@
 the class x profile table (runs that reached each class) of `results/index.html`, the
 nightly summary and the README. Reads only the `coverage` section of results.json
 (written by checker/coverage) and the profile in run.json; never raises for a run
-folder that lacks them (such a run is just not counted)."""
+folder that lacks them (such a run is just not counted).
+
+Over time (`over_time`): for a soak (faults/soak.py) or any run of two windows or more,
+the classes reached and the anomaly examples in each window, from the run's stored files.
+"""
 
 from __future__ import annotations
 
@@ -149,3 +153,154 @@ def nightly_coverage(run_dirs: Iterable[Path], log_dir: Path, console: Console) 
         shown.print(f"coverage table not written to {log_dir}: {exc.strerror or exc}")
         return None
     return path
+
+
+# -- over time: coverage and anomalies per window of a long run (a soak) ---------------------
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """One window of a long run: [start_s, end_s) on the timeline (end None: after the
+    load phase, i.e. heal and drain)."""
+
+    start_s: float
+    end_s: float | None
+    faults: int  # nemesis faults applied in it
+    classes: dict[str, int]  # coverage class -> its hits in the window (reached ones only)
+    anomalies: dict[str, int]  # check -> its examples (with a time) in the window
+
+    @property
+    def label(self) -> str:
+        if self.end_s is None:
+            return f"after {self.start_s:g} s (heal, drain)"
+        return f"{self.start_s:g}-{self.end_s:g} s"
+
+
+@dataclass(frozen=True)
+class OverTime:
+    window_s: float
+    windows: list[TimeWindow]
+    classes: list[str]  # the run-scope classes, in class order
+    counts: dict[str, int]  # results.json's anomaly counts (all of them)
+    examples: dict[str, int]  # the examples results.json keeps, per check
+
+    def reached(self, name: str) -> int:
+        """Windows (of the load phase) in which the class was reached."""
+        return sum(1 for w in self.windows if w.end_s is not None and w.classes.get(name))
+
+    @property
+    def load_windows(self) -> int:
+        return sum(1 for w in self.windows if w.end_s is not None)
+
+
+# Where an anomaly example says when it happened: a trace line's ts_ns, the send time of
+# the event, the record's timestamp (ms), or those of its input (duplicate-output).
+_EXAMPLE_TIMES = (("ts_ns", 1), ("sent_ms", 1_000_000), ("timestamp_ms", 1_000_000))
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def example_time_ns(example: Any) -> int | None:
+    if not isinstance(example, Mapping):
+        return None
+    for key, scale in _EXAMPLE_TIMES:
+        value = _whole(example.get(key))
+        if value is not None:
+            return value * scale
+    rows = example.get("input")
+    if isinstance(rows, list) and rows and isinstance(rows[0], Mapping):
+        return example_time_ns(rows[0])
+    return None
+
+
+def _history_origin(run_dir: Path) -> int | None:
+    """The time of the first op of history.jsonl (appended in order): the load's start."""
+    try:
+        with (run_dir / "history.jsonl").open(errors="replace") as f:
+            for line in f:
+                try:
+                    op = json.loads(line)
+                except ValueError:
+                    continue
+                t = _whole(op.get("time_ns")) if isinstance(op, dict) else None
+                if t is not None:
+                    return t
+    except OSError:
+        return None
+    return None
+
+
+def _limit_and_profile(run: Mapping[str, Any]) -> tuple[float | None, str]:
+    config = run.get("config")
+    config = config if isinstance(config, Mapping) else {}
+    profile = str(run.get("profile") or config.get("profile"))
+    limit = config.get("time_limit_s")
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
+        return None, profile
+    return float(limit), profile
+
+
+def over_time(run_dir: Path, results: Mapping[str, Any] | None, run: Mapping[str, Any],
+              origin_ns: int | None = None) -> OverTime | None:
+    """Coverage and anomalies per window: the soak's windows (faults/soak.py) for a soak,
+    and the same 5-minute windows for any run of at least two; None for a shorter run.
+    Coverage hits come from the run's stored files (every hit, not only the first: the
+    checker's classes run again on them); anomalies from the examples results.json keeps
+    (at most 10 per check), placed by their time."""
+    from checker.coverage import CLASSES
+    from checker.coverage.facts import load_facts
+    from faults.soak import SOAK, WINDOW_S, windows
+
+    limit, profile = _limit_and_profile(run)
+    if limit is None or (profile != SOAK and limit < 2 * WINDOW_S):
+        return None
+    origin = origin_ns or _history_origin(run_dir)
+    if origin is None:
+        return None
+    bounds = windows(limit)
+    slots = len(bounds) + 1  # the last: after the load phase
+
+    def slot(time_ns: int) -> int:
+        at = (time_ns - origin) / 1e9
+        return next((k for k, (_, end) in enumerate(bounds) if at < end), len(bounds))
+
+    facts = load_facts(run_dir)
+    faults = [0] * slots
+    for op in facts.faults:
+        if op.phase == "start":
+            faults[slot(op.time_ns)] += 1
+    classes = [c for c in CLASSES if c.scope == "run"]
+    hits: list[dict[str, int]] = [{} for _ in range(slots)]
+    for cls in classes:
+        for hit in cls.detect(facts):
+            counts = hits[slot(hit.time_ns)]
+            counts[cls.name] = counts.get(cls.name, 0) + 1
+    checks = (results or {}).get("checks")
+    checks = checks if isinstance(checks, Mapping) else {}
+    placed: list[dict[str, int]] = [{} for _ in range(slots)]
+    examples: dict[str, int] = {}
+    for name, check in checks.items():
+        found = check.get("examples") if isinstance(check, Mapping) else None
+        for example in found if isinstance(found, list) else []:
+            examples[str(name)] = examples.get(str(name), 0) + 1
+            t = example_time_ns(example)
+            if t is not None:
+                counts = placed[slot(t)]
+                counts[str(name)] = counts.get(str(name), 0) + 1
+    counts_raw = (results or {}).get("anomaly_counts")
+    counts = {str(k): int(v) for k, v in counts_raw.items() if _whole(v)} if isinstance(
+        counts_raw, Mapping) else {}
+    spans: list[tuple[float, float | None]] = [*bounds, (limit, None)]
+    found_windows = [TimeWindow(s, e, faults[k], hits[k], placed[k])
+                     for k, (s, e) in enumerate(spans)]
+    if not (faults[-1] or hits[-1] or placed[-1]):
+        found_windows.pop()  # nothing after the load phase: no row for it
+    return OverTime(WINDOW_S, found_windows, [c.name for c in classes], counts, examples)
+
+
+def over_time_of(run_dir: Path) -> OverTime | None:
+    """over_time from the run folder's own results.json and run.json."""
+    run_dir = Path(run_dir)
+    return over_time(run_dir, _read(run_dir / "results.json"), _read(run_dir / "run.json"))

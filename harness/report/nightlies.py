@@ -1,6 +1,8 @@
 """A nightly read back from its folder (`results/nightly-*/nightly.json` and the run
 folders it names): its summary page (`nightly.html`), its README table (`nightly.md`), and
-across nightlies the detection rate per bug switch that `results/index.html` shows.
+across nightlies the detection rate per bug switch that `results/index.html` shows. Its
+project checks (`project_checks` in nightly.json, harness/nightly/project_checks.py) are
+part of its verdict: one that failed fails the nightly.
 
 Reads stored files only, so a nightly's page can be rendered again at any time
 (`kchaos report results/nightly-...`), and a damaged nightly.json costs its own row only.
@@ -53,6 +55,81 @@ def _sut_of(args: Sequence[str]) -> str:
     return args[args.index("--sut") + 1] if "--sut" in args[:-1] else "python"
 
 
+PASSED, FAILED, TIMED_OUT, INTERRUPTED, NOT_STARTED = (
+    "passed", "failed", "timed out", "interrupted", "not started")
+CHECK_STATUSES = (PASSED, FAILED, TIMED_OUT, INTERRUPTED, NOT_STARTED)
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """A project check of a nightly, as nightly.json records it. `log` is relative to the
+    nightly's folder; `exit_code` None when it was stopped or never started."""
+
+    name: str
+    command: tuple[str, ...]
+    status: str  # CHECK_STATUSES
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    log: str = ""
+    note: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """It ran and did not pass (an interruption or a check not started is no verdict)."""
+        return self.status in (FAILED, TIMED_OUT)
+
+    @property
+    def outcome(self) -> str:
+        code = "" if self.exit_code is None else f" (exit {self.exit_code})"
+        return f"{self.status}{code}{': ' + self.note if self.note else ''}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "command": list(self.command)}
+
+    @staticmethod
+    def from_json(raw: Any) -> CheckRecord:
+        """ValueError if `raw` is not one."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            raise ValueError(f"not a project check: {str(raw)[:80]}")
+        command, code, took = raw.get("command"), raw.get("exit_code"), raw.get("duration_s")
+        if (raw.get("status") not in CHECK_STATUSES or not isinstance(command, list)
+                or not all(isinstance(a, str) for a in command)
+                or not (code is None or (isinstance(code, int) and not isinstance(code, bool)))
+                or isinstance(took, bool) or not isinstance(took, int | float)):
+            raise ValueError(f"not a project check: {str(raw)[:80]}")
+        return CheckRecord(raw["name"], tuple(command), raw["status"], code, float(took),
+                           str(raw.get("log") or ""), str(raw.get("note") or ""))
+
+
+@dataclass(frozen=True)
+class NightlyJudgement(Judgement):
+    """`judge`'s verdict over the runs, and the project checks that failed."""
+
+    failed_checks: list[CheckRecord] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return super().ok and not self.failed_checks
+
+    def reasons(self) -> list[str]:
+        return [*super().reasons(),
+                *(f"project check {c.name} {c.outcome}" for c in self.failed_checks)]
+
+
+def with_checks(verdict: Judgement, checks: Iterable[CheckRecord]) -> NightlyJudgement:
+    return NightlyJudgement(verdict.bad_fixed, verdict.lost_fixed, verdict.detections,
+                            [c for c in checks if c.failed])
+
+
+def read_checks(doc: Mapping[str, Any]) -> list[CheckRecord]:
+    """The project checks of a nightly.json (none before they existed); ValueError for a
+    damaged entry."""
+    raw = doc.get("project_checks") or []
+    if not isinstance(raw, list):
+        raise ValueError("project_checks is not a list")
+    return [CheckRecord.from_json(c) for c in raw]
+
+
 @dataclass(frozen=True)
 class Nightly:
     log_dir: Path
@@ -64,6 +141,7 @@ class Nightly:
     judgement: Judgement = field(default_factory=Judgement)
     stopped: list[NightlyRun] = field(default_factory=list)  # by the interruption, unjudged
     finished_at: datetime | None = None
+    checks: list[CheckRecord] = field(default_factory=list)  # the project checks
 
     @property
     def wall_s(self) -> float:
@@ -152,12 +230,13 @@ def read_nightly(log_dir: Path) -> Nightly:
         for c in doc.get("not_started") or [] if isinstance(c, dict)
     ]
     budget = doc.get("budget_s")
+    checks = read_checks(doc)
     return Nightly(
         log_dir=log_dir, started_at=_started(log_dir, doc),
         budget_s=float(budget) if isinstance(budget, int | float) else None,
         runs=runs, not_started=not_started, interrupted=bool(doc.get("interrupted")),
-        judgement=judge(judged, lost), stopped=stopped,
-        finished_at=parse_time(doc.get("finished_at")),
+        judgement=with_checks(judge(judged, lost), checks), stopped=stopped,
+        finished_at=parse_time(doc.get("finished_at")), checks=checks,
     )
 
 
@@ -217,6 +296,10 @@ def markdown_table(n: Nightly) -> str:
         lines.append(
             f"| {r.profile} | {r.seed} | {','.join(r.bugs) or '-'} | {' '.join(r.args) or '-'}"
             f" | {verdict} | {s.anomalies_text if s else '-'} | {format_duration(r.duration_s)} |")
+    if n.checks:
+        lines += ["", "| project check | result | time | log |", "|---|---|---:|---|"]
+        lines += [f"| {c.name} | {c.outcome} | {format_duration(c.duration_s)} | "
+                  f"{c.log or '-'} |" for c in n.checks]
     return "\n".join(lines) + "\n"
 
 

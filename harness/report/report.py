@@ -1,5 +1,6 @@
-"""`report.html` of one run: verdict, repro command, configuration, timeline, anomalies
-with their evidence, the plan as it ran, and links to every log.
+"""`report.html` of one run: verdict, repro command, configuration, timeline, coverage (and,
+for a soak, coverage and anomalies window by window), anomalies with their evidence, the
+plan as it ran, and links to every log.
 
 Whatever state the run folder is in, a page is written: missing and damaged files are
 listed at the top, and a section that cannot be built says why in place.
@@ -15,7 +16,7 @@ from typing import Any
 
 from common.files import write_atomically
 from harness.report.charts import timeline_figure, to_div
-from harness.report.coverage import CoverageRow, coverage_rows
+from harness.report.coverage import CoverageRow, OverTime, coverage_rows, over_time
 from harness.report.examples import CheckView, Table, check_views, records_table
 from harness.report.knobs import KnobRow, knob_rows, knobs_note
 from harness.report.pages import (
@@ -116,6 +117,9 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
     coverage: list[CoverageRow] = guarded(
         errors, "coverage", lambda: coverage_rows(files.results, origin), []
     )
+    no_windows: OverTime | None = None  # a run shorter than two windows, not a soak
+    windows = guarded(errors, "over-time",
+                      lambda: over_time(files.run_dir, files.results, run, origin), no_windows)
     knob_table: list[KnobRow] = guarded(
         errors, "knobs", lambda: knob_rows(config if isinstance(config, Mapping) else None),
         [])
@@ -135,6 +139,7 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "timeline_note": timeline_html or "the timeline could not be built",
         "plan_table": plan_table,
         "coverage": coverage,
+        "over_time": windows,
         "plan_rows": [(k, v) for k, v in flat_rows(files.plan) if not k.startswith("steps")],
         "plan_note": f"no steps (plan.json is {_problem(files, PLAN_FILE) or 'empty'})",
         "figure_rows": flat_rows(dig(files.results, "figures")),
