@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 
 from faults.model import Plan, ProfileSettings, Step, Trigger, check_settings
+from faults.soak import SOAK, soak_plan
 
 FIRST_FAULT_S = 6.0
 QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
@@ -479,8 +480,16 @@ TARGETED: dict[str, Callable[[_Builder], ProfileSettings]] = {
     "store-wal-no-sync": _store_wal_no_sync,
 }
 
-SOAK = "soak"  # `all` drawn again for each window of a long run: faults/soak.py
-PROFILES = (*MIXES, *TARGETED, SOAK)
+PROFILES = (*MIXES, *TARGETED, SOAK)  # soak: `all` again in each window (faults/soak.py)
+
+
+def _all_window(rng: random.Random, pods: int, brokers: int, length_s: float,
+                spare: int) -> tuple[list[Step], int]:
+    """One window of a soak: `all`'s steps over `length_s`, drawn from `rng`."""
+    b = _Builder(0, "all", pods, brokers, length_s)
+    b.rng, b.spare = rng, spare
+    _generic(b, "all")
+    return b.steps, b.spare
 
 
 def profile_config(profile: str) -> ProfileSettings:
@@ -493,9 +502,8 @@ def profile_config(profile: str) -> ProfileSettings:
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
-    if profile == SOAK:  # faults/soak.py builds on this module
-        from faults.soak import soak_plan
-        return soak_plan(seed, pods, brokers, time_limit_s)
+    if profile == SOAK:
+        return soak_plan(seed, pods, brokers, time_limit_s, _all_window, MIX_CONFIG["all"].copy())
     builder = _Builder(seed, profile, pods, brokers, time_limit_s)
     targeted = TARGETED.get(profile)
     config = targeted(builder) if targeted else _generic(builder, profile)

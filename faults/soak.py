@@ -18,19 +18,24 @@ The windows are `windows(time_limit_s)`: boundaries every WINDOW_S seconds, the 
 window taking the rest (between half a window and one and a half); a run shorter than 1.5
 windows is one window, i.e. `all`'s own mix drawn from the soak's stream. The run's report
 counts coverage and anomalies in the same windows (harness/report/coverage.py).
+
+faults/plan.py draws each window (`Window`: `all`'s builder over the window's length) and
+imports this module, never the other way round.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable
 
-from faults.model import Plan, Step
-from faults.plan import MIX_CONFIG, _Builder, _generic
+from faults.model import Plan, ProfileSettings, Step
 
 SOAK = "soak"
-MIX = "all"  # the mix each window draws
 WINDOW_S = 300.0
+# (the window's random stream, pods, brokers, its length, the next spare pod's index) ->
+# its steps from 0 s, and the next spare pod's index after it.
+Window = Callable[[random.Random, int, int, float, int], tuple[list[Step], int]]
 
 
 def windows(time_limit_s: float, window_s: float = WINDOW_S) -> list[tuple[float, float]]:
@@ -48,15 +53,12 @@ def _shifted(step: Step, new_id: int, offset_s: float) -> Step:
     return dataclasses.replace(step, id=new_id, trigger=trigger)
 
 
-def soak_plan(seed: int, pods: int, brokers: int, time_limit_s: float) -> Plan:
+def soak_plan(seed: int, pods: int, brokers: int, time_limit_s: float, draw: Window,
+              config: ProfileSettings) -> Plan:
     steps: list[Step] = []
     spare = pods
     for k, (start, end) in enumerate(windows(time_limit_s)):
-        builder = _Builder(seed, MIX, pods, brokers, end - start)
-        builder.rng = random.Random(f"kchaos:{SOAK}:{seed}:{k}")
-        builder.spare = spare
-        _generic(builder, MIX)
-        spare = builder.spare
-        steps += [_shifted(s, len(steps) + n, start) for n, s in enumerate(builder.steps)]
-    return Plan(seed=seed, profile=SOAK, steps=tuple(steps),
-                config=MIX_CONFIG[MIX].copy(), ordered=False)
+        rng = random.Random(f"kchaos:{SOAK}:{seed}:{k}")
+        drawn, spare = draw(rng, pods, brokers, end - start, spare)
+        steps += [_shifted(s, len(steps) + n, start) for n, s in enumerate(drawn)]
+    return Plan(seed=seed, profile=SOAK, steps=tuple(steps), config=config, ordered=False)

@@ -13,10 +13,9 @@ from harness.nightly.matrix import Cell, Matrix
 
 def platform_of(cell: Cell, matrix: Matrix) -> str:
     """The platform `kchaos run` would get from the matrix's and the cell's options."""
-    from harness.cli import build_parser
+    from harness.run.options import parse_run_args
 
-    args = build_parser().parse_args(["run", *matrix.extra_args, *cell.args])
-    return str(args.platform or "local")
+    return str(parse_run_args([*matrix.extra_args, *cell.args]).platform or "local")
 
 
 def without_docker_cells_if_no_engine(matrix: Matrix) -> tuple[Matrix, list[Cell], str]:

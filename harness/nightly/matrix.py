@@ -52,8 +52,11 @@ class Cell:
 
     def argv(self, time_limit_s: float, results_dir: Path, extra: Sequence[str]) -> list[str]:
         # --results-dir is a global kchaos option: it goes before the command.
-        args = ["--results-dir", str(results_dir), "run", "--profile", self.profile,
-                "--seed", str(self.seed)]
+        return ["--results-dir", str(results_dir), "run", *self.run_args(time_limit_s, extra)]
+
+    def run_args(self, time_limit_s: float, extra: Sequence[str]) -> list[str]:
+        """The `kchaos run` options of the cell's run (later ones win)."""
+        args = ["--profile", self.profile, "--seed", str(self.seed)]
         if self.bugs:  # no --bugs at all means the fixed worker
             args += ["--bugs", ",".join(self.bugs)]
         args += ["--time-limit", f"{time_limit_s:g}"]
@@ -87,14 +90,13 @@ class Matrix:
 def time_limits(matrix: Matrix) -> list[float]:
     """The time limit each cell's run gets: the matrix's `time_limit_s`, or the cell's own
     `--time-limit`."""
-    from harness.cli import build_parser
+    from harness.run.options import parse_run_args
 
-    parser = build_parser()
     limits = []
     for cell in matrix.cells:
         try:
-            limit = parser.parse_args(cell.argv(matrix.time_limit_s, Path("."),
-                                                matrix.extra_args)).time_limit_s
+            limit = parse_run_args(cell.run_args(matrix.time_limit_s,
+                                                 matrix.extra_args)).time_limit_s
         except UsageError:  # the matrix was checked when loaded; not one that was
             limit = None
         good = isinstance(limit, float) and math.isfinite(limit) and limit > 0
@@ -193,10 +195,10 @@ def _check_run_options(args: Sequence[str], where: str) -> None:
     """Options a cell adds must be ones `kchaos run` takes: found now, not at the run."""
     if not args:
         return
-    from harness.cli import build_parser
+    from harness.run.options import parse_run_args
 
     try:
-        build_parser().parse_args(["run", *args])
+        parse_run_args(args)
     except UsageError as exc:
         raise UsageError(f"{where}: {' '.join(args)}: {exc}") from None
 
