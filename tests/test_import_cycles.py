@@ -1,0 +1,106 @@
+"""No import cycles among kchaos's modules, including imports hidden inside functions
+(the kind that hides a cycle until a caller happens to run that function first). Imports
+under `if TYPE_CHECKING:` are for the type checker only and are not counted."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from faults.kinds import FAULT_KINDS
+from faults.params import STEP_PARAMS
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("harness", "faults", "checker", "common", "workloads")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (REPO / package).rglob("*.py"):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _type_checking_only(tree: ast.AST) -> set[ast.AST]:
+    skipped: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(n for b in node.body for n in ast.walk(b))
+    return skipped
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The kchaos modules `name` imports at run time, anywhere in its body."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    skipped = _type_checking_only(tree)
+    targets: set[str] = set()
+    for node in ast.walk(tree):
+        if node in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            names = [base, *(f"{base}.{a.name}" for a in node.names)]
+        else:
+            continue
+        for imported in names:
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            # A package importing its own submodules is how packages are made, not a cycle.
+            if imported and imported != name and not imported.startswith(name + "."):
+                targets.add(imported)
+    return targets
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    assert graph["harness.cli"], "the scan must see imports"
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_hidden_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def test_every_fault_kind_declares_its_parameters() -> None:
+    assert set(STEP_PARAMS) == set(FAULT_KINDS)
