@@ -29,6 +29,7 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
     pods = draw(st.integers(1, 8))
     kstreams = draw(st.booleans())
     profile = draw(st.sampled_from(PROFILES))
+    commit_interval_ms = draw(st.integers(1, 10**6))
     return RunConfig(
         profile=profile,
         seed=draw(st.integers(0, 2**63)),
@@ -49,7 +50,12 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
         duplicate_fraction=draw(st.floats(min_value=0, max_value=0.99)),
         application_id=draw(names),
         drain_timeout_s=draw(seconds),
-        commit_interval_ms=draw(st.integers(1, 10**6)),
+        commit_interval_ms=commit_interval_ms,
+        # Under exactly-once at least the commit interval (validate: Kafka Streams' rule).
+        transaction_timeout_ms=commit_interval_ms + draw(st.integers(0, 10**6)),
+        session_timeout_ms=draw(st.integers(1, 10**6)),
+        max_poll_records=draw(st.integers(1, 10**4)),
+        restore_max_poll_records=draw(st.integers(1, 10**4)),
         spark_master=draw(st.none() | st.just("spark://127.0.0.1:7077")),
         sut="kstreams" if kstreams else "python",
         kstreams_version=draw(st.none() | st.just("4.1.2")) if kstreams else None,
