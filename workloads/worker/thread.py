@@ -80,6 +80,8 @@ class StreamThread(threading.Thread):
         self._fatal: BaseException | None = None
         self._joined_at = float("-inf")  # when the listener last got an assignment
         self._lapsed = False  # at-least-once: processing held, membership maybe gone
+        # at-least-once revocation: checkpoints to write once the listener has committed
+        self._post_commit: Callable[[], None] | None = None
 
     # -- setup -----------------------------------------------------------------------
 
@@ -111,7 +113,10 @@ class StreamThread(threading.Thread):
     # -- rebalance callbacks (consumer IO thread, stream thread blocked in poll) --------
 
     def prepare_revocation(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The listener commits the offsets this returns, then calls finish_revocation
+        (or revocation_commit_failed)."""
         self._set_state("PARTITIONS_REVOKED")
+        self._post_commit = None
         tasks = sorted(self.tm.active)
         if tasks:
             self.tracer.emit(self.tname, "revoked", tasks=tasks)
@@ -120,11 +125,22 @@ class StreamThread(threading.Thread):
         try:
             return self._commit(in_listener=True)
         except Errors.KafkaError as e:
-            log.warning("%s: commit on revocation failed (%s); closing tasks dirty", self.tname, e)
-            self._close_dirty()
+            self.revocation_commit_failed(e)
             return {}
 
+    def revocation_commit_failed(self, error: Exception) -> None:
+        """The commit on revocation failed (the group moved on: a stale generation, an
+        unknown member): Kafka Streams' TaskMigratedException from the listener. No
+        checkpoint, the tasks close dirty; the thread is rejoining already."""
+        self._post_commit = None
+        self._migrated(error, "commit on revocation failed")
+
     def finish_revocation(self) -> None:
+        """After the listener's commit succeeded: at-least-once's post-commit (checkpoint),
+        then suspend."""
+        post, self._post_commit = self._post_commit, None
+        if post is not None:
+            post()
         self.tm.suspend_all()
 
     def on_assigned(self, assigned: set[TopicPartition]) -> None:
@@ -261,17 +277,25 @@ class StreamThread(threading.Thread):
     def _heartbeat_fenced(self) -> bool:
         """kafka-python's heartbeat thread swallows FencedInstanceId (it only stops
         heartbeating): a stable member that no longer heartbeats asks the group, at most
-        every few seconds, whether a newer process holds its instance id."""
-        meta = self._group_meta
+        every few seconds, whether a newer process holds its instance id.
+
+        Stable now, not in the loop's snapshot (`_group_meta`): a heartbeat answered
+        "unknown member" (the group dropped a member paused past its session) resets the
+        generation and stops the heartbeats too, and the member's own rejoin, its member
+        id not known yet, then looked like a newer process holding its instance id: the
+        thread died "fenced" instead of rejoining. A fenced member stays stable in
+        kafka-python (FencedInstanceId only stops the heartbeats)."""
         coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
-        if (meta is None or meta.state != MemberState.STABLE
-                or getattr(coordinator, "_heartbeat_enabled", True)):
+        generation = coordinator.generation_if_stable()
+        if generation is None or getattr(coordinator, "_heartbeat_enabled", True):
             return False
         now = time.monotonic()
         if now - self._last_zombie_check < 5.0:
             return False
         self._last_zombie_check = now
-        return self._zombie()
+        return clients.newer_incarnation(
+            self.cfg, f"{self.cfg.instance_id}-{self.tname}", generation.member_id
+        )
 
     def _zombie(self) -> bool:
         """Does a newer process hold this thread's static instance id?"""
@@ -283,8 +307,11 @@ class StreamThread(threading.Thread):
         )
 
     def _apply_assignment(self) -> set[TopicPartition]:
-        """Returns the input partitions, all read again from their committed offsets."""
-        assigned, self._pending = self._pending or set(), None
+        """Returns the input partitions, all read again from their committed offsets.
+        Only those the consumer still owns: a second rejoin in the same loop (the member
+        found lost) may have dropped the listener's assignment already."""
+        owned = set(self.consumer.assignment())
+        assigned, self._pending = (self._pending or set()) & owned, None
         self._assigned_once = True
         active = {task_id(tp.partition) for tp in assigned}
         standby = set(self.assignor.standby_tasks) - active
@@ -299,8 +326,12 @@ class StreamThread(threading.Thread):
         """Position the partitions at their committed offsets. kafka-python keeps a
         partition's position and fetched records across an eager rebalance that assigns
         it again (Java's consumer clears the assignment on revocation), and another member
-        may have moved the committed offset meanwhile."""
+        may have moved the committed offset meanwhile. Never a partition the consumer no
+        longer owns (kafka-python raises `ValueError: Unassigned partition`)."""
+        owned = self.consumer.assignment()
         for tp in tps:
+            if tp not in owned:
+                continue
             committed = self.consumer.committed(tp)
             if committed is None:
                 self.consumer.seek_to_beginning(tp)
@@ -402,28 +433,55 @@ class StreamThread(threading.Thread):
             return {}
         self.producer.flush()
         changelog = self.collector.take_offsets()
-        if offsets and not in_listener:
-            self.consumer.commit(offsets)
+
+        def post_commit() -> None:
+            if offsets:
+                self.tracer.emit(self.tname, "commit", offsets=self._trace_offsets(offsets))
+            for t in tasks:
+                t.committed(changelog)
+                t.sm.checkpoint("commit")  # at-least-once: after the commit, stores flushed first
+
+        if in_listener:
+            # The listener awaits the offset commit, then finish_revocation runs post_commit:
+            # a checkpoint only for offsets committed (Kafka Streams' postCommit). Written
+            # before the commit, a commit that failed left it claiming changelog records of
+            # input not committed, and the listener's error killed the thread.
+            self._post_commit = post_commit
+            return offsets
         if offsets:
-            self.tracer.emit(self.tname, "commit", offsets=self._trace_offsets(offsets))
-        for t in tasks:
-            t.committed(changelog)
-            t.sm.checkpoint("commit")  # at-least-once: after the commit, stores flushed first
-        return offsets if in_listener else {}
+            self.consumer.commit(offsets)
+        post_commit()
+        return {}
 
     def _task_migrated(self, error: Exception, renew_producer: bool = False) -> None:
         """A commit failed (fenced generation or producer, timeout, abortable error): Kafka
-        Streams' TaskMigratedException. Close the tasks dirty, rewind the consumer to the
-        committed offsets and recreate the tasks (EOS: wipe and restore, no checkpoint)."""
-        log.warning("%s: commit failed (%s: %s); tasks closed dirty", self.tname,
+        Streams' TaskMigratedException, which StreamThread.handleTaskMigrated handles by
+        closing every task dirty and rejoining the group (unsubscribe, subscribe). The
+        tasks come back only with the rejoin's assignment, read again from the committed
+        offsets (_apply_assignment; EOS: wiped and restored, no checkpoint).
+
+        This recreated the tasks of the assignment held when the commit failed, without a
+        rejoin: after a pause past the session (CommitFailedError, unknown member) the next
+        poll rejoined and dropped those partitions (on_partitions_lost), and the thread
+        died seeking one of them (`ValueError: Unassigned partition`); under EOS it
+        restored and ran, fenced, a task the group had given to another member."""
+        self._migrated(error, "commit failed", renew_producer)
+        assigned = set(self.consumer.assignment())
+        if assigned:
+            self.consumer.pause(*assigned)  # owned until the rejoin; nothing reads them
+        if self._fatal is None:  # a zombie dies on the next loop instead
+            # kafka-python keeps a re-assigned partition's position (Java's unsubscribe
+            # drops it): the rejoin's assignment is rewound like any other.
+            self.consumer._coordinator.request_rejoin()  # type: ignore[attr-defined]
+
+    def _migrated(self, error: Exception, what: str, renew_producer: bool = False) -> None:
+        """Kafka Streams' handleLostAll: every task closed dirty (no commit, no checkpoint;
+        EOS: the transaction aborted). RUNNING waits for the next assignment."""
+        log.warning("%s: %s (%s: %s); tasks closed dirty, rejoining", self.tname, what,
                     type(error).__name__, error)
         self.tracer.emit(self.tname, "task-migrated", error=type(error).__name__)
         self._close_dirty(renew_producer)
-        assigned = set(self.consumer.assignment())
-        self._rewind(assigned)
-        if assigned:
-            self.consumer.pause(*assigned)
-        self._pending = assigned
+        self._pending, self._assigned_once = None, False
 
     def _close_dirty(self, renew_producer: bool = False) -> None:
         """Task migrated / fenced / lost: abort, close without checkpoints. A producer that

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import kafka.errors as Errors
 from kafka import TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
@@ -25,8 +26,13 @@ class StreamThreadListener(AsyncConsumerRebalanceListener):
         if offsets:  # at-least-once: commit the consumed offsets before the group moves on
             # private: kafka-python offers no public commit that may be awaited in a listener
             coordinator = self.t.consumer._coordinator  # type: ignore[attr-defined]
-            await coordinator._commit_offsets_sync_async(offsets)
-        self.t.finish_revocation()
+            try:
+                await coordinator._commit_offsets_sync_async(offsets)
+            except Errors.KafkaError as e:
+                # Kafka Streams: TaskMigrated, tasks closed dirty, no checkpoint. Raised
+                # from here it came out of poll() and killed the thread.
+                self.t.revocation_commit_failed(e)
+        self.t.finish_revocation()  # the checkpoints, only after a commit that succeeded
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         self.t.on_assigned(assigned)
