@@ -106,6 +106,12 @@ def fencing_error(error: BaseException) -> Errors.KafkaError | None:
     for candidate in (error, *getattr(error, "args", ()), error.__cause__):
         if isinstance(candidate, fenced):
             return candidate
+    # Sometimes only its name survives: "Cannot execute transactional method because we
+    # are in an error state: ProducerFencedError".
+    if isinstance(error, Errors.KafkaError):
+        for kind in fenced:
+            if kind.__name__ in str(error):
+                return kind(str(error))
     return None
 
 
