@@ -18,24 +18,40 @@ from pyspark.sql import functions as F
 
 from checker.frames import Frames
 from workloads.ledger.contract import task_id
+from workloads.ledger.trace_contract import (
+    CHECKPOINT_DELETE,
+    CHECKPOINT_READ,
+    CHECKPOINT_WRITE,
+    CLEANER_DELETE,
+    CLIENT_STATE,
+    DEDUP_SKIP,
+    FATAL,
+    GLOBAL_INVALID_OFFSET,
+    LOCK_FAILED,
+    RESTORE_END,
+    RESTORE_START,
+    TASK_INIT,
+    TASK_RUNNING,
+    WIPE,
+)
 
 RADIUS = 2  # input records either side of the anomalous one
 TRACE_LIMIT = 10
 # Trace events that say what a task's state went through; per-record events (dedup-skip,
 # transactions) are too many to be context and are attached only when they match.
 LIFECYCLE = (
-    "task-init",
-    "checkpoint-read",
-    "checkpoint-write",
-    "checkpoint-delete",
-    "wipe",
-    "restore-start",
-    "restore-end",
-    "task-running",
-    "lock-failed",
-    "cleaner-delete",
+    TASK_INIT,
+    CHECKPOINT_READ,
+    CHECKPOINT_WRITE,
+    CHECKPOINT_DELETE,
+    WIPE,
+    RESTORE_START,
+    RESTORE_END,
+    TASK_RUNNING,
+    LOCK_FAILED,
+    CLEANER_DELETE,
 )
-PROCESS_EVENTS = ("fatal", "client-state", "global-invalid-offset")
+PROCESS_EVENTS = (FATAL, CLIENT_STATE, GLOBAL_INVALID_OFFSET)
 
 Position = tuple[int, int]
 # A total order on trace rows, so examples come out the same on every run and cluster.
@@ -128,7 +144,7 @@ def skip_traces(traces: DataFrame, event_ids: Sequence[str]) -> dict[str, list[d
         return {}
     rows = (
         traces.where(
-            (F.col("event") == "dedup-skip")
+            (F.col("event") == DEDUP_SKIP)
             & F.get_json_object("data", "$.event_id").isin(list(event_ids))
         )
         .orderBy(*TRACE_ORDER)

@@ -9,6 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from faults.platform import Platform
+from workloads.ledger.trace_contract import (
+    ASSIGNED,
+    CLEANER_DELETE,
+    CLIENT_STATE,
+    COMMIT_EVENTS,
+    LOCK_FAILED,
+    MEMTABLE_FLUSH,
+    RESTORE_END,
+    REVOKED,
+    TASK_CLOSED,
+    TASK_RUNNING,
+    TXN_ABORT,
+    TXN_COMMIT,
+)
 
 
 @dataclass
@@ -47,7 +61,7 @@ class TraceWatcher:
     def running_since(self, pod: str, since_ns: int) -> bool:
         """The pod traced its client RUNNING at or after `since_ns` (by wall-clock ts_ns,
         which a pod's every process shares, unlike pids, which a container reuses)."""
-        return any(e.get("event") == "client-state" and e.get("to") == "RUNNING"
+        return any(e.get("event") == CLIENT_STATE and e.get("to") == "RUNNING"
                    and e.get("ts_ns", 0) >= since_ns for e in self.events(pod))
 
     def running_tasks(self, pod: str) -> set[str]:
@@ -60,11 +74,11 @@ class TraceWatcher:
         for event in events:
             if event.get("pid") != pid:
                 continue
-            if event.get("event") == "task-running":
+            if event.get("event") == TASK_RUNNING:
                 running.add(str(event.get("task")))
-            elif event.get("event") == "revoked":
+            elif event.get("event") == REVOKED:
                 running -= set(event.get("tasks", []))
-            elif event.get("event") == "task-closed":  # Kafka Streams app (sut kstreams)
+            elif event.get("event") == TASK_CLOSED:  # Kafka Streams app (sut kstreams)
                 running.discard(str(event.get("task")))
         return running
 
@@ -76,7 +90,7 @@ class TraceWatcher:
         pid = events[-1].get("pid")
         latest: dict[object, list[str]] = {}
         for event in events:
-            if event.get("pid") == pid and event.get("event") == "assigned":
+            if event.get("pid") == pid and event.get("event") == ASSIGNED:
                 latest[event.get("thread")] = [str(t) for t in event.get("standby") or []]
         return {task for tasks in latest.values() for task in tasks}
 
@@ -112,7 +126,7 @@ class TraceWatcher:
         pid = events[-1].get("pid")
         last_commit = max(
             (e.get("ts_ns", 0) for e in events
-             if e.get("pid") == pid and e.get("event") in ("txn-commit", "task-running")),
+             if e.get("pid") == pid and e.get("event") in (TXN_COMMIT, TASK_RUNNING)),
             default=None,
         )
         if last_commit is None:
@@ -140,16 +154,16 @@ class TraceWatcher:
         for e in events:
             if e.get("pid") != pid or e.get("ts_ns", 0) < since_ns:
                 continue
-            if e.get("event") == "memtable-flush" and e.get("in_txn"):
+            if e.get("event") == MEMTABLE_FLUSH and e.get("in_txn"):
                 open_flush[e.get("thread")] = True
-            elif e.get("event") in ("txn-commit", "txn-abort"):
+            elif e.get("event") in (TXN_COMMIT, TXN_ABORT):
                 open_flush[e.get("thread")] = False
         return any(open_flush.values())
 
     def cleaner_deleted(self, pod: str, since_ns: int) -> int:
         """Task directories the pod's state-directory cleaner deleted since `since_ns`:
         a task that left the pod's threads stayed away past the cleaner's delay."""
-        return self.count(pod, ("cleaner-delete",), since_ns)
+        return self.count(pod, (CLEANER_DELETE,), since_ns)
 
     def _each_pod_since(self, since_ns: int) -> list[list[dict[str, Any]]]:
         """Each pod's trace events from `since_ns` on, in the order its processes wrote
@@ -165,7 +179,7 @@ class TraceWatcher:
         another thread of its process still held the task directory (KAFKA-8187's first
         step). The fixed worker traces them too (it retries the lock)."""
         return sum(1 for events in self._each_pod_since(since_ns) for e in events
-                   if e.get("event") == "lock-failed" and e.get("kind") == "standby")
+                   if e.get("event") == LOCK_FAILED and e.get("kind") == "standby")
 
     def cleaned(self, since_ns: int) -> int:
         """Cleaner deletions in any pod since `since_ns` of a task directory whose standby
@@ -177,18 +191,18 @@ class TraceWatcher:
             contended: set[tuple[object, object]] = set()
             for e in events:
                 key = (e.get("pid"), e.get("task"))
-                if e.get("event") == "lock-failed" and e.get("kind") == "standby":
+                if e.get("event") == LOCK_FAILED and e.get("kind") == "standby":
                     contended.add(key)
-                elif e.get("event") == "cleaner-delete" and key in contended:
+                elif e.get("event") == CLEANER_DELETE and key in contended:
                     contended.discard(key)
                     deleted += 1
         return deleted
 
     def holds(self, condition: str, pod: str, since_ns: int, count: int) -> bool:
         if condition == "restored":
-            return self.count(pod, ("restore-end",), since_ns) >= count
+            return self.count(pod, (RESTORE_END,), since_ns) >= count
         if condition == "commits":
-            return self.count(pod, ("txn-commit", "commit"), since_ns) >= count
+            return self.count(pod, COMMIT_EVENTS, since_ns) >= count
         if condition == "checkpoint-in-running":
             return self.checkpoint_in_running(pod)
         if condition == "flushed-in-txn":

@@ -52,23 +52,40 @@ from checker.examples import TRACE_ORDER, parse_json, row_dict, trace_dict
 from checker.frames import Frames, trace_field
 from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, CheckResult
+from workloads.ledger.trace_contract import (
+    CHECKPOINT_DELETE,
+    CHECKPOINT_READ,
+    CHECKPOINT_WRITE,
+    CLEANER_DELETE,
+    DEDUP_REEMIT,
+    DEDUP_SKIP,
+    MEMTABLE_FLUSH,
+    RESTORE_END,
+    RESTORE_START,
+    TASK_CLOSED,
+    TASK_FIRST_RECORD,
+    TASK_INIT,
+    TASK_RUNNING,
+    TXN_COMMIT,
+    WIPE,
+)
 
-PRESENT = ("checkpoint-write", "checkpoint-read")
-ABSENT = ("checkpoint-delete", "wipe", "cleaner-delete")
+PRESENT = (CHECKPOINT_WRITE, CHECKPOINT_READ)
+ABSENT = (CHECKPOINT_DELETE, WIPE, CLEANER_DELETE)
 # A task's running period ends at its next processor init or close in the same process.
-PERIOD_ENDS = ("task-running", "task-closed")
+PERIOD_ENDS = (TASK_RUNNING, TASK_CLOSED)
 # Trace lines of one task that follow a record it processed.
-TASK_PROCESSED = ("task-first-record", "dedup-skip", "dedup-reemit", "memtable-flush")
-COMMIT = "txn-commit"
+TASK_PROCESSED = (TASK_FIRST_RECORD, DEDUP_SKIP, DEDUP_REEMIT, MEMTABLE_FLUSH)
+COMMIT = TXN_COMMIT
 # Which thread-level commit after a task-running stands for the task's first record: the
 # second, since the first rise of a polled metric may count a commit made before it.
 THREAD_COMMIT_RANK = 2
 CONTEXT_EVENTS = (
     *PRESENT,
     *ABSENT,
-    "task-init",
-    "restore-start",
-    "restore-end",
+    TASK_INIT,
+    RESTORE_START,
+    RESTORE_END,
     *PERIOD_ENDS,
 )
 DIGEST_ORDER = ("ts_ns", "pod", "pid", "task", "store")
@@ -99,7 +116,7 @@ def running_with_checkpoint(frames: Frames) -> DataFrame:
         ops.withColumn("_last", F.last(file_op, ignorenulls=True).over(before))
         .withColumn("removed_ns", F.first(removed, ignorenulls=True).over(after))
         .withColumn("end_ns", F.first(ended, ignorenulls=True).over(after))
-        .where((F.col("event") == "task-running") & (F.col("_last") != ""))
+        .where((F.col("event") == TASK_RUNNING) & (F.col("_last") != ""))
         .select(
             "pod",
             "pid",

@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 
 from checker.frames import Frames, trace_field
 from checker.windows import hashed_keys
+from workloads.ledger.trace_contract import TASK_INIT
 
 TASK_PATTERN = r"^\d+_\d+$"  # the global store (task `global`) has no changelog here
 
@@ -68,7 +69,7 @@ def inits(frames: Frames) -> DataFrame:
     (the plan reads them in several branches; each must name an init the same way)."""
     return (
         frames.traces.where(
-            (F.col("event") == "task-init")
+            (F.col("event") == TASK_INIT)
             & trace_field("checkpoint").isNotNull()
             & F.col("task").rlike(TASK_PATTERN)
         )

@@ -23,6 +23,7 @@ from checker.frames import Frames, trace_field
 from checker.ledger import committed_input, committed_output
 from checker.meta import AT_LEAST_ONCE, Meta
 from checker.model import MAX_EXAMPLES, CheckResult
+from workloads.ledger.trace_contract import DEDUP_SKIP
 
 TOLERATED_NOTE = (
     "at_least_once allows re-processing after a crash: duplicates are reported but do "
@@ -36,7 +37,7 @@ _FIRST_COLS = ("partition", "offset", "sent_ms", "event_id", "account", "amount"
 
 def _skips(frames: Frames) -> DataFrame:
     return (
-        frames.traces.where(F.col("event") == "dedup-skip")
+        frames.traces.where(F.col("event") == DEDUP_SKIP)
         .select(
             # try_cast: under ANSI SQL one malformed trace line must not fail the check
             trace_field("partition").try_cast("int").alias("partition"),

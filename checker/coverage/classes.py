@@ -11,13 +11,28 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from checker.coverage.facts import Crash, Event, Facts
+from workloads.ledger.trace_contract import (
+    ASSIGNED,
+    CHECKPOINT_DELAY,
+    COMMIT,
+    COMMIT_EVENTS,
+    GLOBAL_RESTORE_START,
+    MEMTABLE_FLUSH,
+    RESTORE_END,
+    REVOKED,
+    TASK_INIT,
+    TASK_RUNNING,
+    TXN_ABORT,
+    TXN_BEGIN,
+    TXN_COMMIT,
+    TXN_EVENTS,
+)
 
 # "Right after a commit": the kill came this soon after the process's last commit.
 AFTER_COMMIT_NS = 250_000_000
 # "Soon after an update of the global topic": the restart began this soon after a publish.
 GLOBAL_UPDATE_NS = 1_000_000_000
-TXN_EVENTS = ("txn-begin", "txn-commit", "txn-abort")
-REBALANCE_EVENTS = ("assigned", "revoked")
+REBALANCE_EVENTS = (ASSIGNED, REVOKED)
 
 
 @dataclass(frozen=True)
@@ -51,7 +66,7 @@ def _zombie(f: Facts) -> list[Hit]:
         if f.session_timeout_ms and end.time_ns - start.time_ns < f.session_timeout_ms * 1e6:
             continue
         mine = f.running_tasks(pid, start.time_ns)
-        for e in f.named("task-running"):
+        for e in f.named(TASK_RUNNING):
             if not start.time_ns < e["ts_ns"] <= end.time_ns or e["pid"] == pid:
                 continue
             if e.get("task") in mine and f.running_since(e["pid"], e["task"], end.time_ns) is e:
@@ -66,7 +81,7 @@ def _task_returns(f: Facts) -> list[Hit]:
     hits = []
     last_here: dict[tuple[str, int], Event] = {}  # (task, pid) -> its last task-running
     last_any: dict[str, Event] = {}
-    for e in f.named("task-running"):
+    for e in f.named(TASK_RUNNING):
         task, pid = str(e.get("task")), e["pid"]
         before, elsewhere = last_here.get((task, pid)), last_any.get(task)
         if before is not None and elsewhere is not None and elsewhere["pid"] != pid:
@@ -94,9 +109,9 @@ def _restored_then_killed(f: Facts) -> list[Hit]:
     for c in f.crashes():
         events = f.by_pid.get(c.pid, [])
         for task, running in sorted(f.running_tasks(c.pid, c.time_ns).items()):
-            init = _last_before(events, running["ts_ns"], ("task-init",), task=task)
+            init = _last_before(events, running["ts_ns"], (TASK_INIT,), task=task)
             end = next((e for e in events
-                        if e["event"] == "restore-end" and e.get("task") == task
+                        if e["event"] == RESTORE_END and e.get("task") == task
                         and (e.get("restored") or 0) > 0
                         and (init is None or e["ts_ns"] >= init["ts_ns"])
                         and e["ts_ns"] <= running["ts_ns"]), None)
@@ -117,7 +132,7 @@ def _crash_in_txn(f: Facts) -> list[Hit]:
         events = f.by_pid.get(c.pid, [])
         for thread in sorted(_threads(events)):
             last = _last_before(events, c.time_ns, TXN_EVENTS, thread=thread)
-            if last is not None and last["event"] == "txn-begin":
+            if last is not None and last["event"] == TXN_BEGIN:
                 hits.append(_hit(c.time_ns, last, c.op.line))
                 break
     return hits
@@ -130,7 +145,7 @@ def _crash_after_commit(f: Facts) -> list[Hit]:
     for c in f.crashes():
         if not c.exact:
             continue
-        last = _last_before(f.by_pid.get(c.pid, []), c.time_ns, ("txn-commit", "commit"))
+        last = _last_before(f.by_pid.get(c.pid, []), c.time_ns, COMMIT_EVENTS)
         if last is not None and c.time_ns - last["ts_ns"] <= AFTER_COMMIT_NS:
             hits.append(_hit(c.time_ns, last, c.op.line))
     return hits
@@ -142,14 +157,14 @@ def _flush_then_abort(f: Facts) -> list[Hit]:
     SIGKILLed before the thread committed again."""
     hits = []
     crashes: dict[int, Crash] = {c.pid: c for c in f.crashes()}
-    for flush in f.named("memtable-flush"):
+    for flush in f.named(MEMTABLE_FLUSH):
         if not flush.get("in_txn"):
             continue
         pid, thread = flush["pid"], flush.get("thread")
         after = next((e for e in f.by_pid.get(pid, [])
                       if e["ts_ns"] > flush["ts_ns"] and e.get("thread") == thread
                       and e["event"] in TXN_EVENTS), None)
-        if after is not None and after["event"] == "txn-abort":
+        if after is not None and after["event"] == TXN_ABORT:
             hits.append(_hit(after["ts_ns"], flush, after))
         elif after is None and pid in crashes and crashes[pid].time_ns > flush["ts_ns"]:
             hits.append(_hit(crashes[pid].time_ns, flush, crashes[pid].op.line))
@@ -171,13 +186,13 @@ def _standby_promoted(f: Facts) -> list[Hit]:
                 if pid == lost_pid:
                     continue
                 mention = next((e for e in reversed(events) if e["ts_ns"] <= at
-                                and e["event"] == "assigned"
+                                and e["event"] == ASSIGNED
                                 and task in (e.get("active") or []) + (e.get("standby") or [])),
                                None)
                 if mention is None or task not in (mention.get("standby") or []):
                     continue
                 promoted = next((e for e in events if e["ts_ns"] > at
-                                 and e["event"] == "task-running" and e.get("task") == task),
+                                 and e["event"] == TASK_RUNNING and e.get("task") == task),
                                 None)
                 if promoted is not None:
                     hits.append(_hit(promoted["ts_ns"], ran, op, mention, promoted))
@@ -201,9 +216,9 @@ def _move_full_restore(f: Facts) -> list[Hit]:
     of a non-empty changelog."""
     hits = []
     for op, events in _moves(f, keep_volume=False):
-        empty = {e.get("task") for e in events if e["event"] == "task-init"
+        empty = {e.get("task") for e in events if e["event"] == TASK_INIT
                  and e.get("checkpoint") is None and e.get("task") != "global"}
-        end = next((e for e in events if e["event"] == "restore-end"
+        end = next((e for e in events if e["event"] == RESTORE_END
                     and e.get("task") in empty and (e.get("restored") or 0) > 0), None)
         if end is not None:
             hits.append(_hit(end["ts_ns"], op, end))
@@ -215,7 +230,7 @@ def _move_checkpoint_reuse(f: Facts) -> list[Hit]:
     its previous process left on that volume."""
     hits = []
     for op, events in _moves(f, keep_volume=True):
-        init = next((e for e in events if e["event"] == "task-init"
+        init = next((e for e in events if e["event"] == TASK_INIT
                      and e.get("checkpoint") is not None and e.get("task") != "global"), None)
         if init is not None:
             hits.append(_hit(init["ts_ns"], op, init))
@@ -226,7 +241,7 @@ def _restart_after_global_update(f: Facts) -> list[Hit]:
     """A global thread (re)started its restoration within GLOBAL_UPDATE_NS of a publish on
     the accounts topic and had records to catch up on."""
     hits = []
-    for e in f.named("global-restore-start"):
+    for e in f.named(GLOBAL_RESTORE_START):
         if (e.get("end_offset") or 0) <= (e.get("from_offset") or 0):
             continue
         last = max((t for t in f.publishes if t <= e["ts_ns"]), default=None)
@@ -240,7 +255,7 @@ def _rebalance_during_checkpoint(f: Facts) -> list[Hit]:
     write was held back by the checkpoint-delay fault (the global store's checkpoints
     live outside the task directories a rebalance hands over: not counted)."""
     hits = []
-    for delay in f.named("checkpoint-delay"):
+    for delay in f.named(CHECKPOINT_DELAY):
         if delay.get("task") == "global":
             continue
         until = delay["ts_ns"] + int(delay.get("delay_ms") or 0) * 1_000_000
@@ -287,7 +302,7 @@ CLASSES: tuple[ConditionClass, ...] = (
                    "a rebalance while a checkpoint write is in flight",
                    _rebalance_during_checkpoint),
     ConditionClass("exactly-once", "the run used exactly-once (exactly_once_v2)",
-                   _guarantee("exactly_once_v2", "txn-commit"), scope="nightly"),
+                   _guarantee("exactly_once_v2", TXN_COMMIT), scope="nightly"),
     ConditionClass("at-least-once", "the run used at-least-once",
-                   _guarantee("at_least_once", "commit"), scope="nightly"),
+                   _guarantee("at_least_once", COMMIT), scope="nightly"),
 )

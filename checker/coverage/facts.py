@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workloads.ledger.trace_contract import ASSIGNED, REVOKED, TASK_INIT, TASK_RUNNING
+
 Event = dict[str, Any]
 
 # Faults that end a pod's process with SIGKILL (truncate-global kills before it rewrites
@@ -98,21 +100,21 @@ class Facts:
             if e["ts_ns"] > time_ns:
                 break
             name = e["event"]
-            if name == "task-running" and e.get("task") == task:
+            if name == TASK_RUNNING and e.get("task") == task:
                 since, suspended_by = e, None
-            elif name == "revoked" and task in (e.get("tasks") or ()):
+            elif name == REVOKED and task in (e.get("tasks") or ()):
                 suspended_by = e.get("thread") if since is not None else None
                 since = None
-            elif (name == "assigned" and suspended_by is not None
+            elif (name == ASSIGNED and suspended_by is not None
                   and e.get("thread") == suspended_by and task in (e.get("active") or ())):
                 since, suspended_by = e, None
-            elif name == "task-init" and e.get("task") == task:
+            elif name == TASK_INIT and e.get("task") == task:
                 since, suspended_by = None, None  # a new task object: restoration again
         return since
 
     def running_tasks(self, pid: int, time_ns: int) -> dict[str, Event]:
         tasks = {str(e.get("task")) for e in self.by_pid.get(pid, ())
-                 if e["event"] == "task-running" and e["ts_ns"] <= time_ns}
+                 if e["event"] == TASK_RUNNING and e["ts_ns"] <= time_ns}
         found = {t: self.running_since(pid, t, time_ns) for t in tasks}
         return {t: e for t, e in found.items() if e is not None}
 
@@ -137,7 +139,7 @@ class Facts:
 
     def _last_pid_running(self, pod: str, time_ns: int) -> int | None:
         pid = None
-        for e in self.named("task-running"):
+        for e in self.named(TASK_RUNNING):
             if e["ts_ns"] > time_ns:
                 break
             if e.get("pod") == pod:

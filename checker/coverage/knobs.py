@@ -16,6 +16,7 @@ from typing import Any
 
 from checker.coverage.classes import ConditionClass, Hit
 from checker.coverage.facts import Event, Facts
+from workloads.ledger.trace_contract import ASSIGNED, CLEANER_DELETE, RESTORE_START
 
 EOS = "exactly_once_v2"
 ALOS = "at_least_once"
@@ -75,7 +76,7 @@ def _alos_standbys(f: Facts) -> list[Hit]:
     that a non-transactional writer may leave ahead of the committed offsets."""
     if f.guarantee != ALOS:
         return []
-    first = next((e for e in f.named("assigned") if e.get("standby")), None)
+    first = next((e for e in f.named(ASSIGNED) if e.get("standby")), None)
     return [] if first is None else [Hit(first["ts_ns"], (first,))]
 
 
@@ -85,7 +86,7 @@ def _poll_below_restore(f: Facts) -> list[Hit]:
     between which the thread processes and the group may rebalance."""
     size = setting(f, "restore_max_poll_records")
     hits = []
-    for e in f.named("restore-start"):
+    for e in f.named(RESTORE_START):
         start, end = e.get("from_offset") or 0, e.get("end_offset")
         if isinstance(end, int) and end - start > size:
             hits.append(Hit(e["ts_ns"], (e,)))
@@ -95,7 +96,7 @@ def _poll_below_restore(f: Facts) -> list[Hit]:
 def _cleaner_in_run(f: Facts) -> list[Hit]:
     """The state-directory cleaner deleted a task directory during the run (Kafka
     Streams' 10-minute cleanup delay never lets it within a run)."""
-    return [Hit(e["ts_ns"], (e,)) for e in f.named("cleaner-delete")]
+    return [Hit(e["ts_ns"], (e,)) for e in f.named(CLEANER_DELETE)]
 
 
 KNOB_CLASSES: tuple[ConditionClass, ...] = tuple(

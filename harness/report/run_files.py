@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from common.files import jsonl_objects
 from harness.report.series import Accumulator
+from workloads.ledger.trace_contract import COMMIT_EVENTS
 
 RUN_FILE = "run.json"
 PLAN_FILE = "plan.json"
@@ -25,8 +26,8 @@ PODS_DIR = "pods"
 TRACE_FILE = "trace.jsonl"
 # Files whose presence makes a folder a run folder (a nightly's log folder has none).
 RUN_MARKERS = (RUN_FILE, RESULTS_FILE, PLAN_FILE, HISTORY_FILE)
-# Trace events the timeline plots; other lines are not even parsed (traces are large).
-COMMIT_EVENTS = ("txn-commit", "commit")
+# The timeline plots COMMIT_EVENTS (the trace contract's); other trace lines are not even
+# parsed (traces are large).
 
 Status = Literal["ok", "missing", "damaged"]
 

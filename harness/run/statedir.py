@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from faults.platform import Platform
+from workloads.ledger.trace_contract import CHECKPOINT_DELETE, CHECKPOINT_WRITE, SST_FILE
 
 POLL_S = 0.1
 STATEDIR_FILE = "statedir.jsonl"
@@ -105,18 +106,18 @@ class StateDirWatcher:
                 seen[task] = stat
                 if view.checkpoints.get(task) != stat:
                     text = _read(task_dir / ".checkpoint")
-                    line(stat[0], "checkpoint-write", task, reason="observed",
+                    line(stat[0], CHECKPOINT_WRITE, task, reason="observed",
                          offsets=parse_checkpoint(text) if text is not None else None)
             for sst in task_dir.rglob("*.sst"):
                 if sst not in view.ssts and (sst_stat := _stat(sst)) is not None:
                     view.ssts.add(sst)
-                    line(sst_stat[0], "sst-file", task, store=sst.parent.name,
+                    line(sst_stat[0], SST_FILE, task, store=sst.parent.name,
                          file=sst.name, bytes=sst_stat[1])
         for task, (mtime, _) in view.checkpoints.items():
             if task not in seen:
                 folder = _stat(app_dir / task)
                 when = folder[0] if folder is not None and folder[0] > mtime else now
-                line(min(when, now), "checkpoint-delete", task, reason="observed")
+                line(min(when, now), CHECKPOINT_DELETE, task, reason="observed")
         view.checkpoints = seen
         view.ssts = {p for p in view.ssts if p.exists()}
         return lines
