@@ -509,3 +509,12 @@ def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) 
     config = targeted(builder) if targeted else _generic(builder, profile)
     return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config,
                 ordered=profile not in BAG_MIXES)
+
+
+# Aimed at the real releases (`--sut kstreams`), whose app traces less than the worker:
+# faults/kstreams_profiles.py. Listed after every other profile, so that their golden
+# plans (tests/faults/golden_plans.json) keep their places.
+from faults.kstreams_profiles import KSTREAMS_TARGETED  # noqa: E402
+
+TARGETED.update(KSTREAMS_TARGETED)
+PROFILES = (*PROFILES, *KSTREAMS_TARGETED)

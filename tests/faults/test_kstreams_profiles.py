@@ -1,0 +1,90 @@
+"""The kstreams-targeted profiles (faults/kstreams_profiles.py): pure functions of the seed,
+registered after every other profile, waiting only for what the Kafka Streams app traces,
+and taking no fault the kstreams SUT refuses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from golden_plans import GOLDEN_FILE
+
+from faults.kstreams_profiles import KSTREAMS_TARGETED
+from faults.plan import PROFILES, TARGETED, plan, profile_config
+from harness.sut.kstreams import KafkaStreamsApp
+
+NAMES = tuple(KSTREAMS_TARGETED)
+# Conditions read from trace events the Kafka Streams app writes (workloads/kstreams*:
+# txn-commit from the commit metric, restore-end from the restore listener).
+KSTREAMS_CONDITIONS = {"commits", "restored"}
+
+
+def test_registered_after_every_other_profile() -> None:
+    assert PROFILES[-len(NAMES):] == NAMES
+    assert all(TARGETED[name] is KSTREAMS_TARGETED[name] for name in NAMES)
+
+
+def test_the_other_profiles_plans_keep_their_golden_places() -> None:
+    golden = json.loads(GOLDEN_FILE.read_text())
+    others = [g for g in golden if g["inputs"][1] not in NAMES]
+    for g in others:
+        seed, profile, pods, brokers, limit = g["inputs"]
+        assert plan(seed, profile, pods, brokers, limit).to_json() == g["plan"], g["inputs"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 99])
+def test_plans_are_pure_functions_of_the_seed(name: str, seed: int) -> None:
+    assert plan(seed, name, 1, 1, 60.0).to_json() == plan(seed, name, 1, 1, 60.0).to_json()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("limit", [40.0, 60.0, 120.0])
+def test_only_conditions_the_app_traces_and_faults_it_takes(name: str, limit: float) -> None:
+    refused = set(KafkaStreamsApp.refused_faults)
+    for seed in range(5):
+        p = plan(seed, name, 1, 1, limit)
+        assert p.steps, name
+        for step in p.steps:
+            assert step.fault not in refused, (name, step)
+            for trigger in (step.trigger, step.heal_when):
+                if trigger is not None and trigger.condition is not None:
+                    assert trigger.condition in KSTREAMS_CONDITIONS, (name, step)
+                    assert trigger.timeout_s > 0
+
+
+def test_kafka_7672_kstreams_sets_what_its_window_needs() -> None:
+    config = profile_config("KAFKA-7672-kstreams")
+    assert config["threads"] == 2 and config["pods"] == 1
+    assert config["cleaner_delay_ms"] <= 2000  # the tasks' directories gone before they return
+    p = plan(1, "KAFKA-7672-kstreams", 1, 1, 60.0)
+    assert [s.fault for s in p.steps] == ["scale-out", "scale-out"]
+    for step in p.steps:  # the spare goes once it ran the tasks a while, however slow it was
+        assert step.heal_when is not None and step.heal_when.pod == step.target
+
+
+def test_kafka_8187_kstreams_sequence() -> None:
+    config = profile_config("KAFKA-8187-kstreams")
+    assert (config["threads"], config["standbys"], config["restart"]) == (2, 1, "never")
+    p = plan(1, "KAFKA-8187-kstreams", 1, 1, 60.0)
+    assert [(s.fault, s.target) for s in p.steps] == [
+        ("scale-out", "pod-1"), ("io-delay", "pod-0"), ("scale-out", "pod-2"),
+        ("scale-out", "pod-3"), ("kill", "pod-1")]
+    assert p.steps[1].trigger.pod == "pod-1"
+    for spare in p.steps[2:4]:  # each spare leaves once it ran tasks, however slow its start
+        assert spare.heal_when is not None and spare.heal_when.pod == spare.target
+    # The second spare starts when the first leaves (its commits), not with it.
+    assert p.steps[3].trigger.condition == "commits" and p.steps[3].trigger.pod == "pod-2"
+    # The kill leaves time for the session to end and the failover to run before the end.
+    assert p.steps[4].trigger.at_s == 60.0 - 16.0
+
+
+def test_kip_406_kstreams_cuts_the_running_consumer() -> None:
+    p = plan(1, "KIP-406-kstreams", 1, 1, 60.0)
+    assert [s.fault for s in p.steps] == ["truncate-global"] * 4
+    assert all(s.params.get("live") is True for s in p.steps)
+    # Each pair: the second cut right after the first (no condition, the same at_s), so the
+    # consumer cannot fetch in between.
+    for first, second in (p.steps[0:2], p.steps[2:4]):
+        assert first.trigger.condition == "commits"
+        assert second.trigger.condition is None and second.trigger.at_s == first.trigger.at_s
