@@ -107,7 +107,8 @@ CONSUMER_REPLACED: Final = _event(
     {**_REASON})
 TASK_MIGRATED: Final = _event(
     "task-migrated", WORKER,
-    "a commit failed: the thread's tasks were closed dirty, rewound, recreated",
+    "a commit failed (in the loop or a revocation): the thread closed its tasks dirty, "
+    "wrote no checkpoint, and rejoins the group",
     {"error": "the exception's type name"})
 CLEANER_DELETE: Final = _event(
     "cleaner-delete", WORKER,
