@@ -19,7 +19,13 @@ from harness.errors import HarnessError, UsageError
 from harness.report.pages import environment, href
 from harness.results import new_run_dir
 from harness.run.config import RunConfig
-from harness.shrink.classes import anomaly_classes, chosen_classes, rate_text
+from harness.shrink.classes import anomaly_classes, rate_text
+from harness.shrink.failing import (
+    check_reruns,
+    original_result,
+    require_run_folder,
+    target_classes_of,
+)
 from harness.sut.kstreams import default_version
 
 
@@ -27,32 +33,14 @@ def _inputs(run_dir: Path, times: int, min_hits: int,
             anomaly: str | None) -> tuple[RunConfig, Any, tuple[str, ...]]:
     from harness.run.command import read_config_and_plan
 
-    if times < 1 or not 1 <= min_hits <= times:
-        raise UsageError("--times must be at least 1 and --min-hits between 1 and --times")
-    if not (run_dir / "run.json").is_file():
-        raise UsageError(f"{run_dir} is not a kchaos run folder (no run.json): pass the "
-                         "`run folder:` a failing --sut kstreams run printed")
+    check_reruns(times, min_hits)
+    require_run_folder(run_dir, "a failing --sut kstreams run")
     config, plan = read_config_and_plan(run_dir)
     if config.sut != "kstreams":
         raise UsageError(f"{run_dir} ran --sut {config.sut}: bisect replays a --sut kstreams "
                          "run on other Kafka Streams releases (for the worker's switches, "
                          "`kchaos shrink` or `kchaos repro`)")
-    if not (run_dir / "results.json").is_file():
-        raise UsageError(f"{run_dir} was never judged (no results.json): run "
-                         f"`kchaos check {run_dir}` first")
-    found = anomaly_classes(run_dir)
-    if not found:
-        raise UsageError(f"{run_dir} found no anomaly: bisect needs a failing run "
-                         "(verdict INVALID)")
-    return config, plan, chosen_classes(found, anomaly, run_dir.name)
-
-
-def _original(run_dir: Path) -> RunResult:
-    try:
-        code = int(json.loads((run_dir / "run.json").read_text()).get("exit_code", 1))
-    except (OSError, ValueError, TypeError, AttributeError):
-        code = 1
-    return RunResult(str(run_dir), anomaly_classes(run_dir), code, 0.0)
+    return config, plan, target_classes_of(run_dir, anomaly, "bisect")
 
 
 def _write(folder: Path, log: dict[str, Any], trials: list[Trial]) -> Path:
@@ -99,7 +87,7 @@ def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
         err.print(f"Kafka Streams {trial.version}: {word} ({rate})")
 
     search = Bisection(chosen, replay, classes, times, min_hits,
-                       known={version: _original(run_dir)}, on_trial=said)
+                       known={version: original_result(run_dir)}, on_trial=said)
     started = time.monotonic()
     log: dict[str, Any] = {
         "original_run": str(run_dir), "original_version": version, "versions": chosen,

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +12,13 @@ from harness.console import err, out
 from harness.errors import HarnessError, UsageError
 from harness.results import new_run_dir
 from harness.run.config import RunConfig
-from harness.shrink.classes import anomaly_classes, chosen_classes, rate_text
+from harness.shrink.classes import anomaly_classes, rate_text
+from harness.shrink.failing import (
+    check_reruns,
+    original_result,
+    require_run_folder,
+    target_classes_of,
+)
 from harness.shrink.files import (
     admissible,
     knob_defaults,
@@ -30,26 +35,13 @@ def _inputs(run_dir: Path, times: int, min_hits: int,
     """Everything that can be refused, refused before anything runs (254)."""
     from harness.run.command import read_config_and_plan
 
-    if times < 1 or min_hits < 1:
-        raise UsageError("--times and --min-hits must be at least 1")
-    if min_hits > times:
-        raise UsageError(f"--min-hits {min_hits} > --times {times}: a candidate cannot hit "
-                         "more often than it is rerun")
-    if not (run_dir / "run.json").is_file():
-        raise UsageError(f"{run_dir} is not a kchaos run folder (no run.json): pass a folder "
-                         "under results/, e.g. the `run folder:` a failing run printed")
+    check_reruns(times, min_hits)
+    require_run_folder(run_dir, "a failing run")
     if not (run_dir / "plan.json").is_file():
         raise UsageError(f"{run_dir}/plan.json is missing: without the plan that ran there "
                          "is nothing to shrink")
     config, plan = read_config_and_plan(run_dir)
-    if not (run_dir / "results.json").is_file():
-        raise UsageError(f"{run_dir} was never judged (no results.json): run "
-                         f"`kchaos check {run_dir}` first")
-    found = anomaly_classes(run_dir)
-    if not found:
-        raise UsageError(f"{run_dir} found no anomaly: a shrink needs a failing run "
-                         "(verdict INVALID)")
-    return config, plan, chosen_classes(found, anomaly, run_dir.name)
+    return config, plan, target_classes_of(run_dir, anomaly, "a shrink")
 
 
 def _runner(config: RunConfig, plan: Plan, runs_dir: Path) -> Runner:
@@ -67,16 +59,6 @@ def _runner(config: RunConfig, plan: Plan, runs_dir: Path) -> Runner:
                          outcome.exit_code, time.monotonic() - started)
 
     return run
-
-
-def _original_run(run_dir: Path) -> RunResult:
-    """The failing run itself, as the baseline's first run."""
-    try:
-        info = json.loads((run_dir / "run.json").read_text())
-        code = int(info.get("exit_code", 1))
-    except (OSError, ValueError, TypeError, AttributeError):
-        code = 1
-    return RunResult(str(run_dir), anomaly_classes(run_dir), code, 0.0)
 
 
 def shrink(run_dir: Path, times: int, min_hits: int, budget_s: float,
@@ -109,7 +91,7 @@ def shrink(run_dir: Path, times: int, min_hits: int, budget_s: float,
     started = time.monotonic()
     best: Variant | None = None
     try:
-        best = search.shrink(original, _original_run(run_dir))
+        best = search.shrink(original, original_result(run_dir))
     finally:  # Ctrl-C or a crash keeps what the reruns so far established
         paths = write_shrink_folder(folder, run_dir, config, plan, search, classes,
                                     time.monotonic() - started)
