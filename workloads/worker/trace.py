@@ -1,5 +1,5 @@
-"""JSONL trace events (the contract is workloads/ledger/trace_contract.py; tests/test_trace_contract.py
-checks that what this worker emits is declared there).
+"""JSONL trace events (the contract is workloads/ledger/trace_contract.py;
+tests/test_trace_contract.py checks that what this worker emits is declared there).
 
 One line per event, appended with a single `write(2)` on an O_APPEND descriptor so lines
 from several threads, and from successive runs of the same pod, never interleave.
