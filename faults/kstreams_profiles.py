@@ -19,17 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from faults.model import ProfileSettings, Trigger
+from faults.model import FIRST_FAULT_S, ProfileSettings, Trigger
+from faults.model import pod_name as _pod
 
 if TYPE_CHECKING:  # faults.plan imports this module at its end
     from faults.plan import _Builder
-
-FIRST_FAULT_S = 6.0  # faults.plan's
-
-
-def _pod(i: int) -> str:
-    return f"pod-{i}"
-
 
 def _kafka_7672_kstreams(b: _Builder) -> ProfileSettings:
     """KAFKA-7672 (affects 1.1.0-2.1.1, fixed 2.2.0): a stream thread's

@@ -31,6 +31,14 @@ CONDITIONS = (
 )
 
 
+# The first fault of a drawn plan comes no earlier: the group has formed and committed.
+FIRST_FAULT_S = 6.0
+
+
+def pod_name(i: int) -> str:
+    return f"pod-{i}"
+
+
 @dataclass(frozen=True)
 class Trigger:
     """Fire at `at_s` seconds into the load phase, or (with `condition`) at the first moment

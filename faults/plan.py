@@ -6,15 +6,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from faults.model import Plan, ProfileSettings, Step, Trigger, check_settings
+from faults.model import (
+    FIRST_FAULT_S,
+    Plan,
+    ProfileSettings,
+    Step,
+    Trigger,
+    check_settings,
+    pod_name,
+)
 from faults.soak import SOAK, soak_plan
 
-FIRST_FAULT_S = 6.0
 QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
-
-
-def pod_name(i: int) -> str:
-    return f"pod-{i}"
 
 
 class _Builder:
