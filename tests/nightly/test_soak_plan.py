@@ -74,7 +74,8 @@ def test_faults_keep_coming_over_the_whole_time_limit(
     for start, end in windows(limit):
         inside = [t for t in times if start <= t < end]
         assert inside and min(inside) == start + FIRST_FAULT_S
-        assert max(inside) < end - QUIET_TAIL_S + 1e-6
+        # Plans keep times to 0.1 s: a fractional limit's last draw may round up 0.05 s.
+        assert max(inside) <= end - QUIET_TAIL_S + 0.05 + 1e-6
     # Scaled-out pods never share a name (numbered on across windows).
     spares = [s.target for s in drawn.steps if s.fault == "scale-out"]
     assert len(spares) == len(set(spares))
