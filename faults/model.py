@@ -122,18 +122,24 @@ class Plan:
     # Ordered: a step waits for the one before it (a targeted sequence). Unordered: each
     # step fires on its own trigger, so one waiting for its condition delays no other.
     ordered: bool = True
+    # The platform's fault kinds beyond pods and brokers (faults.plan.PLATFORM_KINDS) the
+    # broad profile could draw from: an input of the draw, so a replay draws the same.
+    platform_kinds: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_settings(self.config, self.profile)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        raw: dict[str, Any] = {
             "seed": self.seed,
             "profile": self.profile,
             "config": self.config,
             "ordered": self.ordered,
             "steps": [s.to_json() for s in self.steps],
         }
+        if self.platform_kinds:  # left out when none: such plans read as they always did
+            raw["platform_kinds"] = list(self.platform_kinds)
+        return raw
 
     @staticmethod
     def from_json(raw: dict[str, Any]) -> Plan:
@@ -143,4 +149,5 @@ class Plan:
             steps=tuple(Step.from_json(s) for s in raw["steps"]),
             config=check_settings(raw.get("config", {}), str(raw["profile"])),
             ordered=bool(raw.get("ordered", True)),  # plan files from before the field
+            platform_kinds=tuple(str(k) for k in raw.get("platform_kinds", ())),
         )

@@ -4,7 +4,8 @@ byte for byte, on any machine: `random.Random` seeded with a string is stable)."
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from faults.model import (
     FIRST_FAULT_S,
@@ -15,17 +16,19 @@ from faults.model import (
     check_settings,
     pod_name,
 )
-from faults.soak import SOAK, soak_plan
+from faults.soak import SOAK, Window, soak_plan
 
 QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
 
 
 class _Builder:
-    def __init__(self, seed: int, profile: str, pods: int, brokers: int, time_limit_s: float):
+    def __init__(self, seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
+                 platform_kinds: frozenset[str] = frozenset()):
         self.rng = random.Random(f"kchaos:{profile}:{seed}")
         self.pods = pods
         self.brokers = brokers
         self.time_limit_s = time_limit_s
+        self.platform_kinds = platform_kinds
         self.steps: list[Step] = []
         self.spare = pods  # index of the next pod a scale-out creates
 
@@ -203,6 +206,37 @@ def _netem_pod(b: _Builder, at: float) -> None:
     _netem(b, at, b.pod())
 
 
+# -- the platform's families in `all`: one slot each, the variant drawn among the kinds the
+# platform can apply (a seed's few slots then hold a power loss or an I/O fault as often as
+# any other kind, whatever number of variants each family has).
+
+def _variant(b: _Builder, at: float,
+             variants: tuple[tuple[str, Callable[[_Builder, float], None]], ...]) -> None:
+    b.rng.choice([add for kind, add in variants if kind in b.platform_kinds])(b, at)
+
+
+def _power_loss_any(b: _Builder, at: float) -> None:
+    """A machine crash that loses what the volume never fsynced: at a random moment or
+    after some commits (a store and its checkpoints mid-write)."""
+    _variant(b, at, (("power-loss", _power_loss), ("power-loss", _power_loss_in_running)))
+
+
+def _io_fault(b: _Builder, at: float) -> None:
+    _variant(b, at, (("io-delay", _io_delay), ("io-error", _io_error)))
+
+
+
+# The kinds a platform may or may not apply (faults.kinds: Storage, Network, Links), by the
+# family `all` draws them in. Pod and broker faults every platform applies.
+PLATFORM_FAMILIES: dict[Callable[[_Builder, float], None], frozenset[str]] = {
+    _power_loss_any: frozenset({"power-loss"}),
+    _io_fault: frozenset({"io-delay", "io-error"}),
+    _partition_pod: frozenset({"partition"}),
+    _netem_pod: frozenset({"netem"}),
+}
+PLATFORM_KINDS = frozenset().union(*PLATFORM_FAMILIES.values())
+
+
 def _netem_broker(b: _Builder, at: float) -> None:
     _netem(b, at, f"broker-{b.rng.randrange(b.brokers) + 1}")
 
@@ -225,14 +259,15 @@ MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {
     # (checker/coverage): a zombie, a crash that fails over to a standby, a task leaving
     # and coming back under slowed checkpoints (these three need 15-20 s to unfold, so
     # they come first), a kill right after a commit, a kill after an in-transaction
-    # flush, both moves, a global restart. A 60 s run has eight to ten slots; the last
-    # three only repeat kinds.
+    # flush, both moves, a global restart. The platform's families (PLATFORM_FAMILIES)
+    # join the second group. A 60 s run has eight to ten slots; the last three kinds only
+    # repeat kinds.
     "all": (_long_pause, _crash, _scale_out_and_back, _kill_after_commit, _kill_after_flush,
             _move_with_volume, _move_empty, _truncate_global, _kill, _stop, _scale_in),
 }
 # A bag mix's kinds in groups: each group shuffled and drawn before the next (the rest of
 # the mix is the last group).
-BAG_GROUPS = {"all": (3, 5)}
+BAG_GROUPS: dict[str, tuple[int, ...]] = {"all": (3, 5)}
 # A bag's faults are this far apart (seconds): with the quiet after a crash, a 60 s
 # run holds `all`'s eight first kinds in 56 seeds of 60 (4-7 s: 2 of 60).
 BAG_GAP_S = (3.0, 6.0)
@@ -271,6 +306,13 @@ def _generic(b: _Builder, profile: str) -> ProfileSettings:
     mix = list(MIXES[profile])
     if not mix:
         return {}
+    groups: tuple[int, ...] = BAG_GROUPS.get(profile, ())
+    if profile == "all":
+        # Every fault kind the platform can apply: its families in the second group, as
+        # likely in a seed's first slots as the kinds already there.
+        families = [f for f, kinds in PLATFORM_FAMILIES.items() if kinds & b.platform_kinds]
+        mix[sum(groups):sum(groups)] = families
+        groups = (*groups[:-1], groups[-1] + len(families))
     if profile == "all" and b.brokers >= 3:
         mix += [_kill_broker, _stop_broker]
     if profile == "partition" and b.brokers >= 3:
@@ -289,7 +331,7 @@ def _generic(b: _Builder, profile: str) -> ProfileSettings:
         at = FIRST_FAULT_S
         while at < b.time_limit_s - QUIET_TAIL_S:
             if not bag:
-                bag = _bag(b, mix, BAG_GROUPS.get(profile, ()))
+                bag = _bag(b, mix, groups)
             kind = bag.pop(0)
             kind(b, round(at, 1))
             at += max(b.rng.uniform(*BAG_GAP_S), QUIET_AFTER_S.get(kind, 0.0))
@@ -484,15 +526,18 @@ TARGETED: dict[str, Callable[[_Builder], ProfileSettings]] = {
 }
 
 PROFILES = (*MIXES, *TARGETED, SOAK)  # soak: `all` again in each window (faults/soak.py)
+ALL_KINDS_PROFILES = frozenset({"all", SOAK})  # draw from every kind the platform applies
 
 
-def _all_window(rng: random.Random, pods: int, brokers: int, length_s: float,
-                spare: int) -> tuple[list[Step], int]:
-    """One window of a soak: `all`'s steps over `length_s`, drawn from `rng`."""
-    b = _Builder(0, "all", pods, brokers, length_s)
-    b.rng, b.spare = rng, spare
-    _generic(b, "all")
-    return b.steps, b.spare
+def _all_window(platform_kinds: frozenset[str]) -> Window:
+    """One window of a soak: `all`'s steps over its length, drawn from its stream."""
+    def draw(rng: random.Random, pods: int, brokers: int, length_s: float,
+             spare: int) -> tuple[list[Step], int]:
+        b = _Builder(0, "all", pods, brokers, length_s, platform_kinds)
+        b.rng, b.spare = rng, spare
+        _generic(b, "all")
+        return b.steps, b.spare
+    return draw
 
 
 def profile_config(profile: str) -> ProfileSettings:
@@ -502,16 +547,24 @@ def profile_config(profile: str) -> ProfileSettings:
     return check_settings(build(_Builder(0, profile, 1, 1, 0.0)), profile)
 
 
-def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float) -> Plan:
+def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
+         platform_kinds: Iterable[str] = ()) -> Plan:
+    """`platform_kinds`: those of PLATFORM_KINDS the run's platform can apply; the broad
+    profiles (`all`, `soak`) draw from them too, the others ignore them."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+    kinds = (frozenset(platform_kinds) & PLATFORM_KINDS if profile in ALL_KINDS_PROFILES
+             else frozenset())
+    recorded = tuple(sorted(kinds))
     if profile == SOAK:
-        return soak_plan(seed, pods, brokers, time_limit_s, _all_window, MIX_CONFIG["all"].copy())
-    builder = _Builder(seed, profile, pods, brokers, time_limit_s)
+        soak = soak_plan(seed, pods, brokers, time_limit_s, _all_window(kinds),
+                         MIX_CONFIG["all"].copy())
+        return replace(soak, platform_kinds=recorded)
+    builder = _Builder(seed, profile, pods, brokers, time_limit_s, kinds)
     targeted = TARGETED.get(profile)
     config = targeted(builder) if targeted else _generic(builder, profile)
     return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config,
-                ordered=profile not in BAG_MIXES)
+                ordered=profile not in BAG_MIXES, platform_kinds=recorded)
 
 
 # Aimed at the real releases (`--sut kstreams`), whose app traces less than the worker:

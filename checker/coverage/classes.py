@@ -266,6 +266,49 @@ def _rebalance_during_checkpoint(f: Facts) -> list[Hit]:
     return hits
 
 
+def _power_loss_unsynced(f: Facts) -> list[Hit]:
+    """Power lost while the pod's volume held writes it had not made durable: the fault
+    filesystem rolled back file data or names (a store's files, a checkpoint), as its op's
+    details say."""
+    hits = []
+    for start, _ in f.spans("power-loss"):
+        details = start.line.get("value", {}).get("details") or {}
+        undone = details.get("undone") or {}
+        if undone.get("names_undone") or undone.get("files_rolled_back"):
+            hits.append(_hit(start.time_ns, start.line))
+    return hits
+
+
+def _cut_off_in_commit_or_rebalance(f: Facts) -> list[Hit]:
+    """A pod cut off from the network (`partition`) in a commit: one of its stream threads
+    had a transaction open, or (at-least-once) it had been committing and the cut outlasted
+    the commit interval, so a commit fell due while it reached nobody; or in a rebalance:
+    an assignment or revocation in any process during the cut."""
+    hits = []
+    last_ns = f.events[-1]["ts_ns"] if f.events else 0
+    interval_ns = int(f.config.get("commit_interval_ms") or 0) * 1_000_000
+    for start, end in f.spans("partition"):
+        pid = f.pid_at(start.target, start.time_ns)
+        if pid is None:  # a broker, or a pod that had not traced yet
+            continue
+        until = end.time_ns if end is not None else last_ns
+        seen = next((e for e in f.named(*REBALANCE_EVENTS)
+                     if start.time_ns < e["ts_ns"] < until), None)
+        if seen is not None:
+            hits.append(_hit(seen["ts_ns"], start.line, seen))
+            continue
+        events = f.by_pid.get(pid, [])
+        for thread in sorted(_threads(events)):
+            last = _last_before(events, start.time_ns, (*TXN_EVENTS, COMMIT), thread=thread)
+            in_txn = last is not None and last["event"] == TXN_BEGIN
+            due = (last is not None and last["event"] == COMMIT and interval_ns > 0
+                   and until - start.time_ns > interval_ns)
+            if in_txn or due:
+                hits.append(_hit(start.time_ns, last, start.line))
+                break
+    return hits
+
+
 def _guarantee(name: str, commit: str) -> Callable[[Facts], list[Hit]]:
     def detect(f: Facts) -> list[Hit]:
         if f.guarantee != name:
@@ -301,6 +344,12 @@ CLASSES: tuple[ConditionClass, ...] = (
     ConditionClass("rebalance-during-checkpoint",
                    "a rebalance while a checkpoint write is in flight",
                    _rebalance_during_checkpoint),
+    ConditionClass("power-loss-unsynced",
+                   "power lost with un-fsynced writes in a store or a checkpoint",
+                   _power_loss_unsynced),
+    ConditionClass("cut-off-in-commit-or-rebalance",
+                   "a pod cut off from the network with a commit due or in a rebalance",
+                   _cut_off_in_commit_or_rebalance),
     ConditionClass("exactly-once", "the run used exactly-once (exactly_once_v2)",
                    _guarantee("exactly_once_v2", TXN_COMMIT), scope="nightly"),
     ConditionClass("at-least-once", "the run used at-least-once",

@@ -21,8 +21,11 @@ from workloads.ledger.trace_contract import ASSIGNED, REVOKED, TASK_INIT, TASK_R
 Event = dict[str, Any]
 
 # Faults that end a pod's process with SIGKILL (truncate-global kills before it rewrites
-# the accounts topic). stop, scale-in and move stop it cleanly (SIGTERM).
-CRASH_FAULTS = ("kill", "truncate-global")
+# the accounts topic; power-loss kills, then drops what the volume never fsynced). stop,
+# scale-in and move stop it cleanly (SIGTERM).
+CRASH_FAULTS = ("kill", "truncate-global", "power-loss")
+# Recorded right after the SIGKILL; power-loss's op comes after the volume's roll-back.
+EXACT_CRASH_FAULTS = ("kill",)
 
 
 @dataclass(frozen=True)
@@ -128,13 +131,14 @@ class Facts:
         for op in self.faults:
             if op.fault not in CRASH_FAULTS or op.phase != "start":
                 continue
-            if op.fault == "kill":
+            if op.fault in ("kill", "power-loss"):
                 pid, at = self.pid_at(op.target, op.time_ns), op.time_ns
             else:
                 pid = self._last_pid_running(op.target, op.time_ns)
                 at = self.by_pid[pid][-1]["ts_ns"] if pid is not None else 0
             if pid is not None:
-                found.append(Crash(op.target, pid, at, op, exact=op.fault == "kill"))
+                found.append(Crash(op.target, pid, at, op,
+                                   exact=op.fault in EXACT_CRASH_FAULTS))
         return found
 
     def _last_pid_running(self, pod: str, time_ns: int) -> int | None:

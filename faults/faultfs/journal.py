@@ -24,8 +24,10 @@ import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BLOCK = 4096
+MAX_PATHS = 50  # paths a power loss reports (a store has a few dozen files at most)
 
 
 @dataclass
@@ -161,11 +163,14 @@ class Journal:
             return {"files": len(self._files), "names": len(self._names),
                     "bytes": sum(len(b) for u in self._files.values() for b in u.saved.values())}
 
-    def power_loss(self) -> dict[str, int]:
+    def power_loss(self) -> dict[str, Any]:
         """Put back the durable state: names undone newest first, then file data. Call
-        with the filesystem unmounted (nothing else touches the backing directory)."""
+        with the filesystem unmounted (nothing else touches the backing directory).
+        Returns the counts and the paths touched (the first MAX_PATHS, sorted): what the
+        crash took, for the coverage classes and a person reading the run."""
         with self.lock:
             names = len(self._names)
+            touched = {op.path for op in self._names}
             for op in reversed(self._names):
                 self._undo_name(op)
             self._names = []
@@ -180,10 +185,12 @@ class Journal:
                         os.pwrite(f.fileno(), data, block * BLOCK)
                     f.truncate(undo.durable_size)
                 files += 1
+                touched.add("/" + os.path.relpath(path, self.backing))
             self._files = {}
             shutil.rmtree(self.trash, ignore_errors=True)
             self.trash.mkdir(parents=True, exist_ok=True)
-            return {"names_undone": names, "files_rolled_back": files}
+            return {"names_undone": names, "files_rolled_back": files,
+                    "paths": sorted(touched)[:MAX_PATHS]}
 
     def all_durable(self) -> None:
         """A clean unmount: everything written reaches the disk."""

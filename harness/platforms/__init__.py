@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faults.kinds import NETWORK_FAULTS, Brokers, Links, Network, Storage
+from faults.plan import PLATFORM_KINDS
 from faults.platform import Platform
 from harness.errors import UsageError
 from harness.platforms.faultfs import STORAGE_FAULTS, FaultFsMounts, require_faultfs
@@ -84,6 +85,28 @@ def open_platform(
 
     return Placement(platform, cluster, bootstrap, teardown, network, network,
                      storage=platform if storage_faults else None)
+
+
+def platform_kinds(name: str, bootstrap: str | None = None) -> frozenset[str]:
+    """The kinds of faults.plan.PLATFORM_KINDS a run on platform `name` can apply on this
+    machine: what the broad profiles draw from (a missing prerequisite leaves its kinds
+    out rather than failing the run; the plan records what was drawn from)."""
+    kinds = set(PLATFORM_KINDS) - UNSUPPORTED_FAULTS.get(name, set())
+    if kinds & STORAGE_FAULTS:
+        try:
+            require_faultfs()
+        except UsageError:
+            kinds -= STORAGE_FAULTS
+    if name == "local" and kinds & NETWORK_FAULTS:
+        from harness.platforms.netns import require_netns
+
+        try:
+            if bootstrap is not None:  # the brokers are not the run's: it has no network
+                raise UsageError("a given bootstrap")
+            require_netns()
+        except UsageError:
+            kinds -= NETWORK_FAULTS
+    return frozenset(kinds)
 
 
 def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),

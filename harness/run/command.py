@@ -16,12 +16,11 @@ from checker.model import Verdict, compose, compose_exit_codes, exit_code
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
 from faults.params import ParamError
-from faults.plan import plan as draw_plan
 from harness.console import err, out
 from harness.errors import UsageError
 from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
-from harness.run.lifecycle import Progress, Run, RunOutcome
+from harness.run.lifecycle import Progress, Run, RunOutcome, draw_run_plan
 from harness.shrink.classes import rate_text
 
 VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
@@ -45,9 +44,7 @@ def _progress_table(config: RunConfig, progress: Progress) -> Table:
 def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> RunOutcome:
     from harness.platforms import require_platform
 
-    plan = plan or draw_plan(
-        config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
-    )
+    plan = plan or draw_run_plan(config)
     # Before the run folder exists: an engine that answers, faults the platform can apply.
     require_platform(config.platform, config.sut, (step.fault for step in plan.steps),
                      config.bootstrap)

@@ -68,12 +68,19 @@ class RunOutcome:
 ProgressSink = Callable[[Progress], None]
 
 
+def draw_run_plan(config: RunConfig) -> Plan:
+    """The run's plan, drawn from its settings and the fault kinds its platform can apply
+    here (recorded in the plan, which `repro`, `shrink` and `bisect` replay)."""
+    from harness.platforms import platform_kinds
+
+    return draw_plan(config.seed, config.profile, config.pods, config.brokers,
+                     config.time_limit_s, platform_kinds(config.platform, config.bootstrap))
+
+
 class Run:
     def __init__(self, config: RunConfig, results_dir: Path, plan: Plan | None = None) -> None:
         self.config = config
-        self.plan = plan or draw_plan(
-            config.seed, config.profile, config.pods, config.brokers, config.time_limit_s
-        )
+        self.plan = plan or draw_run_plan(config)
         self.sut: SystemUnderTest = open_sut(config)
         refuse_plan(self.sut, self.plan)  # bad input: before a run folder exists
         self.run_dir = new_run_dir(results_dir, f"{config.profile}-s{config.seed}")

@@ -249,6 +249,62 @@ def test_rebalance_after_the_delay_is_not_counted() -> None:
     assert count("rebalance-during-checkpoint", facts(events)) == 0
 
 
+# -- power loss and network cuts (the platform's kinds in `all`) -------------------------
+
+
+def _power_loss(t: float, names: int, files: int) -> dict:
+    line = op(t, "power-loss", "pod-0")
+    line["value"]["details"] = {"undone": {"names_undone": names, "files_rolled_back": files,
+                                           "paths": ["/0_1/.checkpoint"] * (names + files)}}
+    return line
+
+
+RUNNING_0 = [ev(1, "pod-0", 10, "task-running", task="0_1"), ev(2, "pod-0", 10, "txn-begin")]
+
+
+@pytest.mark.parametrize("names, files, hits", [(1, 0, 1), (0, 2, 1), (0, 0, 0)])
+def test_power_loss_counts_when_it_took_unsynced_writes(names: int, files: int,
+                                                        hits: int) -> None:
+    f = facts(RUNNING_0, [_power_loss(3, names, files)])
+    assert count("power-loss-unsynced", f) == hits
+    assert count("crash-in-txn", f) == 1  # a power loss is a crash too, whatever it took
+
+
+def test_power_loss_is_no_crash_right_after_a_commit() -> None:
+    # Its op is recorded after the volume's roll-back, so its moment is not the kill's.
+    events = [ev(1, "pod-0", 10, "txn-commit")]
+    assert count("crash-after-commit", facts(events, [_power_loss(1.1, 1, 0)])) == 0
+
+
+def test_cut_off_with_a_transaction_open() -> None:
+    ops = [op(3, "partition", "pod-0"), op(8, "partition", "pod-0", phase="end")]
+    assert count("cut-off-in-commit-or-rebalance", facts(RUNNING_0, ops)) == 1
+
+
+@pytest.mark.parametrize("cut_s, hits", [(5, 1), (0.05, 0)])
+def test_cut_off_at_least_once_when_a_commit_fell_due(cut_s: float, hits: int) -> None:
+    events = [ev(1, "pod-0", 10, "commit")]
+    ops = [op(3, "partition", "pod-0"), op(3 + cut_s, "partition", "pod-0", phase="end")]
+    f = facts(events, ops, guarantee="at_least_once")
+    f.config = {"commit_interval_ms": 100}
+    assert count("cut-off-in-commit-or-rebalance", f) == hits
+
+
+def test_cut_off_while_the_group_rebalances() -> None:
+    events = [ev(1, "pod-0", 10, "txn-commit"),
+              ev(5, "pod-1", 20, "assigned", active=["0_1"], standby=[])]
+    ops = [op(3, "partition", "pod-0"), op(8, "partition", "pod-0", phase="end")]
+    assert count("cut-off-in-commit-or-rebalance", facts(events, ops)) == 1
+
+
+def test_cut_off_between_transactions_and_rebalances_is_not_counted() -> None:
+    events = [ev(1, "pod-0", 10, "txn-commit"),
+              ev(9, "pod-1", 20, "assigned", active=["0_1"], standby=[])]  # after the heal
+    ops = [op(3, "partition", "pod-0"), op(8, "partition", "pod-0", phase="end"),
+           op(3, "partition", "broker-1")]
+    assert count("cut-off-in-commit-or-rebalance", facts(events, ops)) == 0
+
+
 # -- guarantees and the section ----------------------------------------------------------
 
 

@@ -49,6 +49,19 @@ def test_overwrites_and_appends_roll_back_to_the_last_fsync(tmp_path: Path) -> N
     assert (tmp_path / "b" / "f").read_bytes() == b"a" * (3 * BLOCK)
 
 
+def test_a_power_loss_names_the_paths_it_rolled_back(tmp_path: Path) -> None:
+    j = _journal(tmp_path)
+    _write(j, "/durable", b"a" * BLOCK, 0, create=True)
+    _fsync(j, "/durable")
+    j.dir_fsynced("/")
+    _write(j, "/durable", b"b", 7)  # data since the fsync
+    _write(j, "/fresh.checkpoint", b"x", 0, create=True)  # a name never made durable
+    undone = j.power_loss()
+    assert undone["paths"] == ["/durable", "/fresh.checkpoint"]
+    assert undone["files_rolled_back"] == 1 and undone["names_undone"] == 1
+    assert j.power_loss()["paths"] == []  # nothing left to lose
+
+
 def test_unlink_and_rename_come_back_unless_the_directory_was_fsynced(tmp_path: Path) -> None:
     j = _journal(tmp_path)
     for name in ("/keep", "/gone", "/old"):

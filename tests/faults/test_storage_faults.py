@@ -62,9 +62,10 @@ def test_power_loss_kills_rolls_back_and_the_heal_restarts(sfleet: StorageFleet)
     sfleet.wait_committed("pod-0", pid)
     details = sfleet.apply("power-loss")
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    assert set(details["undone"]) == {"names_undone", "files_rolled_back"}
+    assert set(details["undone"]) == {"names_undone", "files_rolled_back", "paths"}
     # RocksDB's LOG and OPTIONS files, the trace of work since the last fsync, are undone.
     assert details["undone"]["files_rolled_back"] + details["undone"]["names_undone"] > 0
+    assert any(path.endswith("/balances/LOG") for path in details["undone"]["paths"]), details
     assert os.path.ismount(sfleet.mnt())  # mounted again, ready for the restart
     sfleet.heal("power-loss")
     assert sfleet.wait_running("pod-0") != pid
