@@ -40,11 +40,12 @@ def runs_table(attempts: Sequence[Attempt], summaries: Mapping[int, RunSummary])
 
 def detections_table(verdict: Judgement) -> Table:
     bugs = Table(title="bug detection (caught by at least one run)")
-    for col in ("bugs", "runs", "caught", "result"):
+    for col in ("bugs", "runs", "caught", "by all alone", "result"):
         bugs.add_column(col)
     for d in verdict.detections:
         result = "[green]detected[/]" if d.detected else "[red]UNDETECTED[/]"
-        bugs.add_row(d.name, str(d.runs), str(d.caught), result)
+        broad = f"{d.broad_caught} of {d.broad_runs}" if d.broad_runs else "-"
+        bugs.add_row(d.name, str(d.runs), str(d.caught), broad, result)
     return bugs
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from faults.plan import ALL_KINDS_PROFILES
 from harness.report.summary import RunSummary
 
 
@@ -31,6 +32,10 @@ class Detection:
     bugs: tuple[str, ...]
     runs: int
     caught: int
+    # Of those, the runs under a broad profile (`all`, `soak`): a switch caught there is
+    # caught by faults nobody aimed at it, the measure of what the broad mix can find.
+    broad_runs: int = 0
+    broad_caught: int = 0
 
     @property
     def name(self) -> str:
@@ -76,12 +81,20 @@ class Judgement:
 def judge(runs: Sequence[RunSummary], lost: Sequence[LostRun] = ()) -> Judgement:
     bad_fixed = [s for s in runs if s.fixed_worker and not s.expectation_met]
     lost_fixed = [r for r in lost if not r.bugs]
-    groups: dict[tuple[str, ...], list[bool]] = {}
+    groups: dict[tuple[str, ...], list[tuple[bool, bool]]] = {}  # (caught, broad) per run
     for s in runs:
         if s.bugs:
-            groups.setdefault(bug_key(s.bugs), []).append(s.detected)
+            groups.setdefault(bug_key(s.bugs), []).append((s.detected, is_broad(s.profile)))
     for r in lost:
         if r.bugs:
-            groups.setdefault(bug_key(r.bugs), []).append(False)
-    detections = [Detection(k, len(v), sum(v)) for k, v in sorted(groups.items())]
+            groups.setdefault(bug_key(r.bugs), []).append((False, is_broad(r.profile)))
+    detections = [
+        Detection(k, len(v), sum(c for c, _ in v), sum(b for _, b in v),
+                  sum(c and b for c, b in v))
+        for k, v in sorted(groups.items())
+    ]
     return Judgement(bad_fixed, lost_fixed, detections)
+
+
+def is_broad(profile: str) -> bool:
+    return profile in ALL_KINDS_PROFILES

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.report.expect import Detection, Judgement, LostRun, judge
+from harness.report.expect import Detection, Judgement, LostRun, is_broad, judge
 from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import RunSummary, format_duration, parse_time, summarize_dir
 
@@ -163,9 +163,16 @@ class Nightly:
     def fixed_runs(self) -> int:
         return sum(1 for r in self.runs if not r.bugs and r.sut == "python")
 
-    def seeds_caught(self, detection: Detection) -> list[str]:
+    def seeds_caught(self, detection: Detection, broad: bool = False) -> list[str]:
+        """Seeds of the runs that caught the switch (with `broad`: under `all` or `soak`)."""
         return sorted({r.seed for r in self.runs if r.bugs and tuple(sorted(set(r.bugs)))
-                       == detection.bugs and r.summary and r.summary.detected})
+                       == detection.bugs and r.summary and r.summary.detected
+                       and (not broad or is_broad(r.profile))})
+
+    @property
+    def broad_detections(self) -> list[Detection]:
+        """The switches this nightly ran under a broad profile."""
+        return [d for d in self.judgement.detections if d.broad_runs]
 
 
 def _is_run_dir(path: Path) -> bool:
@@ -256,18 +263,29 @@ class DetectionRate:
     runs: int
     caught: int
     nightlies: int
+    broad_runs: int = 0  # of the runs, those under `all` or `soak`, and their catches
+    broad_caught: int = 0
 
     @property
     def rate(self) -> str:
-        return f"{100 * self.caught / self.runs:.0f}%" if self.runs else "-"
+        return _percent(self.caught, self.runs)
+
+    @property
+    def broad_rate(self) -> str:
+        return _percent(self.broad_caught, self.broad_runs)
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
 def detection_rates(nightlies: Iterable[Nightly]) -> list[DetectionRate]:
     totals: dict[str, list[int]] = {}
     for n in nightlies:
         for d in n.judgement.detections:
-            runs, caught, count = totals.get(d.name, [0, 0, 0])
-            totals[d.name] = [runs + d.runs, caught + d.caught, count + 1]
+            runs, caught, count, broad_runs, broad_caught = totals.get(d.name, [0] * 5)
+            totals[d.name] = [runs + d.runs, caught + d.caught, count + 1,
+                              broad_runs + d.broad_runs, broad_caught + d.broad_caught]
     return [DetectionRate(name, *t) for name, t in sorted(totals.items())]
 
 
@@ -283,11 +301,15 @@ def markdown_table(n: Nightly) -> str:
            f" ({'interrupted' if n.interrupted else 'budget'})" if n.not_started else "")
         + f"; fixed-worker false positives: {n.false_positives} of {n.fixed_runs}.",
         "",
-        "| switch | runs | caught | seeds caught |",
-        "|---|---:|---:|---|",
+        "| switch | runs | caught | seeds caught | by `all` alone |",
+        "|---|---:|---:|---|---|",
     ]
-    lines += [f"| `{d.name}` | {d.runs} | {d.caught} | {', '.join(n.seeds_caught(d)) or '-'} |"
-              for d in n.judgement.detections]
+    lines += [f"| `{d.name}` | {d.runs} | {d.caught} | {', '.join(n.seeds_caught(d)) or '-'} "
+              f"| {_broad_cell(n, d)} |" for d in n.judgement.detections]
+    if n.broad_detections:
+        caught = [d for d in n.broad_detections if d.broad_caught]
+        lines += ["", f"Caught by the broad profile alone (`all`, `soak`): {len(caught)} of "
+                  f"{len(n.broad_detections)} switches it ran with."]
     lines += ["", "| profile | seed | bugs | options | verdict | anomalies | time |",
               "|---|---:|---|---|---|---|---:|"]
     for r in n.runs:
@@ -301,6 +323,13 @@ def markdown_table(n: Nightly) -> str:
         lines += [f"| {c.name} | {c.outcome} | {format_duration(c.duration_s)} | "
                   f"{c.log or '-'} |" for c in n.checks]
     return "\n".join(lines) + "\n"
+
+
+def _broad_cell(n: Nightly, d: Detection) -> str:
+    if not d.broad_runs:
+        return "-"
+    seeds = ", ".join(n.seeds_caught(d, broad=True))
+    return f"{d.broad_caught} of {d.broad_runs}" + (f" (seeds {seeds})" if seeds else "")
 
 
 def rendered_at() -> str:

@@ -79,7 +79,7 @@ def test_merge_of_two_shards_is_the_unsharded_nightly(
     assert _runs(merged) == _runs(nightlies.whole)
     assert len(_runs(merged)) == 9 and all(r[2] is not None for r in _runs(merged))
     assert _table(merged) == _table(nightlies.whole)
-    assert "| `KAFKA-7672` | 5 | 1 | 1 |" in _table(merged)
+    assert "| `KAFKA-7672` | 5 | 1 | 1 | 0 of 2 |" in _table(merged)
     assert _doc(merged) == _doc(nightlies.whole)
     whole, joined = read_nightly(nightlies.whole), read_nightly(merged)
     assert joined.judgement.detections == whole.judgement.detections and joined.judgement.ok

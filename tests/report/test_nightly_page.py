@@ -15,6 +15,7 @@ import pytest
 from test_nightly import TINY, _fake, _matrix
 
 from harness.nightly import nightly
+from harness.report.expect import LostRun, judge
 from harness.report.index import render_index
 from harness.report.nightlies import detection_rates, markdown_table, read_nightly
 
@@ -55,15 +56,19 @@ def test_nightly_page_and_table(two_nightlies: tuple[Path, Path, Path]) -> None:
     page = (log_dir / "nightly.html").read_text()
     assert "nightly failed" in page
     assert re.search(r'id="false-positives">1<', page)
+    # Its runs are `all`'s: the broad profile alone caught it in seed 2.
     assert _row(page, "detections", "KAFKA-7672").split() == [
-        "KAFKA-7672", "2", "1", "2", "caught", "in", "some", "runs"]
+        "KAFKA-7672", "2", "1", "2", "1", "of", "2", "(seeds", "2)", "caught", "in", "some",
+        "runs"]
+    assert "switches it ran with" in page
     # Each run links to its own report, a sibling of the nightly's folder.
     for href in re.findall(r'href="(\.\./[^"]+/report\.html)"', page):
         assert (log_dir / href).resolve().exists()
     assert len(re.findall(r'href="\.\./[^"]+/report\.html"', page)) == 4
     table = (log_dir / "nightly.md").read_text()
     assert "fixed-worker false positives: 1 of 2" in table
-    assert "| `KAFKA-7672` | 2 | 1 | 2 |" in table
+    assert "| `KAFKA-7672` | 2 | 1 | 2 | 1 of 2 (seeds 2) |" in table
+    assert "(`all`, `soak`): 1 of 1 switches it ran with." in table
     assert table.count("| bug caught |") == 1 and table.count("| bug missed |") == 1
     assert "| all | 2 | - | - | fixed worker unknown |" in table
 
@@ -77,9 +82,10 @@ def test_detection_rate_across_nightlies_on_the_index(
     (rate,) = detection_rates(nightlies)
     assert (rate.name, rate.runs, rate.caught, rate.nightlies, rate.rate) == (
         "KAFKA-7672", 4, 3, 2, "75%")
+    assert (rate.broad_runs, rate.broad_caught, rate.broad_rate) == (4, 3, "75%")
     html = (results / "index.html").read_text()
     assert _row(html, "detection-rates", "KAFKA-7672").split() == [
-        "KAFKA-7672", "4", "3", "75%", "2"]
+        "KAFKA-7672", "4", "3", "75%", "3", "of", "4", "(75%)", "2"]
     assert html.count('href="nightly-') == 2
 
 
@@ -152,3 +158,10 @@ def test_runs_at_once_count_the_nightly_wall_time_and_every_stopped_run(
     assert n.wall_s == 1800.0 and len(n.stopped) == 2 and len(n.runs) == len(doc["runs"]) - 2
     assert n.runs_per_hour == 2 * len(n.runs)
     assert markdown_table(n).count("interrupted, stopping `") == 1
+
+
+def test_only_broad_profile_runs_count_as_all_alone() -> None:
+    lost = [LostRun(f"r{i}", profile, "1", ("X",), "killed")
+            for i, profile in enumerate(["kill", "all", "soak", "KAFKA-7672"])]
+    (detection,) = judge([], lost).detections
+    assert (detection.runs, detection.broad_runs, detection.broad_caught) == (4, 2, 0)
