@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-from common.files import write_atomically, write_json_atomically
+from common.files import write_json_atomically
 from harness.errors import HarnessError, UsageError
 
 DEFAULT_RESULTS_DIR = Path("results")
-# The phase a run is in, while it runs (`setup`, `load`, ..., `report`, then `done`): what a
-# nightly reads to start the next run once this one no longer loads the machine.
-PHASE_FILE = "phase"
-# The phases with pods or brokers at work; after them only the check (on the shared Spark
-# server, in another process) and the report are left.
-MACHINE_PHASES = frozenset({"setup", "load", "heal", "drain"})
-
-
-def write_phase(run_dir: Path, phase: str) -> None:
-    with contextlib.suppress(OSError):  # a hint for a nightly, never a reason to fail a run
-        write_atomically(run_dir / PHASE_FILE, phase + "\n")
-
-
-def read_phase(run_dir: Path) -> str | None:
-    try:
-        return (run_dir / PHASE_FILE).read_text().strip() or None
-    except OSError:
-        return None
 
 
 def new_run_dir(results_dir: Path, label: str) -> Path:

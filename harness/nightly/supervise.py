@@ -20,7 +20,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -29,13 +29,8 @@ from harness.console import err
 from harness.nightly.matrix import Cell, Matrix, ProjectCheck, run_timeout, time_limits
 from harness.report.nightlies import INTERRUPTED, CheckRecord
 from harness.report.summary import format_duration
-from harness.results import MACHINE_PHASES, read_phase
 
 ESTIMATE_FACTOR = 2.0
-# Runs at once, as a multiple of `jobs`: a run past its drain (checking, reporting) holds no
-# place, so up to `jobs` more may be in those last phases (which, holding a place, left the
-# machine half idle between runs: pods and brokers stopped, one check on the Spark server).
-MAX_AT_ONCE = 2
 # SIGTERM to SIGKILL: time for `kchaos run` to stop its pods and brokers and write its
 # report (pods are killed, not drained, when a run is aborted).
 STOP_GRACE_S = 60.0
@@ -70,10 +65,6 @@ class Started(Protocol):
 
     def poll(self) -> Attempt | None:
         """The attempt once the run has ended (or was stopped for its timeout)."""
-
-    def loads_machine(self) -> bool:
-        """Whether its pods or brokers are still at work (harness.results.MACHINE_PHASES):
-        once they are not, the next run may start beside its check and report."""
 
     def terminate(self) -> None:
         """Ask the run to stop (SIGTERM), without waiting for it."""
@@ -149,8 +140,7 @@ def run_matrix(
     starting: tuple[str, int] | None = None
     try:
         while waiting or running or checking:
-            while waiting and _busy(running, checking) < jobs and (
-                    len(running) + len(checking) < jobs * MAX_AT_ONCE):
+            while waiting and len(running) + len(checking) < jobs:
                 kind, i = starting = waiting.pop(0)
                 if not fits(kind, i):  # it never will: time and estimates only grow
                     left.append(starting)
@@ -209,11 +199,6 @@ def run_matrix(
     return done
 
 
-def _busy(running: Mapping[int, Started], checking: Mapping[int, StartedCheck]) -> int:
-    """Places taken: project checks, and runs whose pods or brokers are at work."""
-    return len(checking) + sum(1 for run in running.values() if run.loads_machine())
-
-
 # -- one `kchaos run` as a subprocess -------------------------------------------------------
 
 
@@ -236,11 +221,6 @@ class RunProcess:
         if time.monotonic() - self.started > self.timeout_s:
             return self.stop(f"stopped after {self.timeout_s:g} s (run_timeout_s)")
         return None
-
-    def loads_machine(self) -> bool:
-        folder = self.run_folder()
-        phase = read_phase(folder) if folder is not None else None
-        return phase is None or phase in MACHINE_PHASES
 
     def terminate(self) -> None:
         signal_group(self.proc, signal.SIGTERM)

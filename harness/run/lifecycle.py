@@ -31,7 +31,7 @@ from harness.platforms import Placement, open_platform
 from harness.platforms.faultfs import STORAGE_FAULTS
 from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
-from harness.results import new_run_dir, write_json, write_phase
+from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
@@ -137,15 +137,11 @@ class Run:
             self.info["exit_code"] = code
             self.info["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             write_json(self.run_dir / "run.json", self.info)
-            try:
-                self._phase("report", self._report)
-            finally:
-                write_phase(self.run_dir, "done")
+            self._phase("report", self._report)
 
     def _phase(self, name: str, action: Callable[[], T]) -> T:
         self.progress.phase = name
         self._sink(self.progress)
-        write_phase(self.run_dir, name)
         return self._timed(name, action)
 
     def _timed(self, name: str, action: Callable[[], T]) -> T:

@@ -108,9 +108,6 @@ class Busy:
     def _over(self) -> bool:
         return self.clock.now - self.began >= self.took
 
-    def loads_machine(self) -> bool:
-        return not self._over()
-
     def poll(self) -> Any:
         if not self._over():
             return None

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import MACHINE_PHASES, read_phase
 from harness.run.config import RunConfig
 from harness.run.lifecycle import Run
 
@@ -48,26 +47,3 @@ def test_the_brokers_stop_while_the_check_runs(
     assert outcome.verdict is True
     timings = json.loads((run.run_dir / "run.json").read_text())["timings"]
     assert {"stop-kafka_s", "check_s"} <= set(timings)
-
-
-def test_the_phase_file_follows_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A nightly reads it to start the next run once this one's pods are done."""
-    run = Run(RunConfig(profile="kill", seed=1, time_limit_s=30), tmp_path)
-    seen: list[str | None] = []
-
-    def record(result: object = None) -> object:
-        seen.append(read_phase(run.run_dir))
-        return result
-
-    for name, action in {
-        "_setup": lambda: record("127.0.0.1:9"), "_load": lambda _: record(),
-        "_heal": record, "_drain": lambda _: record((True, 0.0)),
-        "_stop_workload": record, "_collect": lambda *_: record(),
-        "_tear_down_placement": lambda: None, "_check": lambda: record(True),
-        "_report": record,
-    }.items():
-        monkeypatch.setattr(run, name, action)
-    run.execute()
-    assert seen == ["setup", "load", "heal", "drain", "stop", "collect", "check", "report"]
-    assert read_phase(run.run_dir) == "done"
-    assert [p for p in seen if p in MACHINE_PHASES] == ["setup", "load", "heal", "drain"]

@@ -147,15 +147,11 @@ class FakeRun:
     began: float = 0.0
     stopped: bool = False
     signals: list[str] | None = None  # shared by the runs of one test: the order of calls
-    busy: float | None = None  # seconds its pods and brokers work (None: all it takes)
 
     def poll(self) -> Attempt | None:
         if self.clock.now - self.began >= self.took:
             return Attempt(self.cell, 0, None, self.clock.now - self.began)
         return None
-
-    def loads_machine(self) -> bool:
-        return self.clock.now - self.began < (self.took if self.busy is None else self.busy)
 
     def terminate(self) -> None:
         if self.signals is not None:
@@ -169,9 +165,9 @@ class FakeRun:
 
 
 def _fake_runs(clock: FakeClock, took: float, log: list[FakeRun],
-               signals: list[str] | None = None, busy: float | None = None) -> Launcher:
+               signals: list[str] | None = None) -> Launcher:
     def start(cell: Cell, number: int) -> FakeRun:
-        log.append(FakeRun(cell, clock, took, clock.now, signals=signals, busy=busy))
+        log.append(FakeRun(cell, clock, took, clock.now, signals=signals))
         return log[-1]
 
     return start
@@ -201,21 +197,6 @@ def test_jobs_run_at_once_and_attempts_keep_the_matrix_order() -> None:
     assert [a.cell.profile for a in done.attempts] == FIVE["profiles"]
     assert [r.began for r in log] == [0.0, 0.0, 30.0, 30.0, 60.0]  # never more than 2
     assert clock.now == 90.0  # 3 rounds of 30 s, not 5
-
-
-def test_a_run_past_its_drain_holds_no_place() -> None:
-    """The next run starts once the pods and brokers of the one before are done (its check
-    and report go on beside it), never more than 2 x jobs at once."""
-    m = parse_matrix(FIVE)
-    clock, log = FakeClock(), []
-    done = run_matrix(m, 1000.0, _fake_runs(clock, 30.0, log, busy=20.0), clock=clock,
-                      sleep=clock.sleep)
-    assert [a.cell.profile for a in done.attempts] == FIVE["profiles"]
-    assert [r.began for r in log] == [0.0, 20.0, 40.0, 60.0, 80.0]
-    clock, log = FakeClock(), []
-    run_matrix(m, 1000.0, _fake_runs(clock, 30.0, log, busy=0.0), clock=clock,
-               sleep=clock.sleep)
-    assert [r.began for r in log] == [0.0, 0.0, 30.0, 30.0, 60.0]  # 2 at once at most
 
 
 def test_interruption_stops_every_run_in_progress() -> None:
