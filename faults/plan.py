@@ -206,6 +206,10 @@ def _netem_pod(b: _Builder, at: float) -> None:
     _netem(b, at, b.pod())
 
 
+def _netem_broker(b: _Builder, at: float) -> None:
+    _netem(b, at, f"broker-{b.rng.randrange(b.brokers) + 1}")
+
+
 # -- the platform's families in `all`: one slot each, the variant drawn among the kinds the
 # platform can apply (a seed's few slots then hold a power loss or an I/O fault as often as
 # any other kind, whatever number of variants each family has).
@@ -225,7 +229,6 @@ def _io_fault(b: _Builder, at: float) -> None:
     _variant(b, at, (("io-delay", _io_delay), ("io-error", _io_error)))
 
 
-
 # The kinds a platform may or may not apply (faults.kinds: Storage, Network, Links), by the
 # family `all` draws them in. Pod and broker faults every platform applies.
 PLATFORM_FAMILIES: dict[Callable[[_Builder, float], None], frozenset[str]] = {
@@ -235,10 +238,6 @@ PLATFORM_FAMILIES: dict[Callable[[_Builder, float], None], frozenset[str]] = {
     _netem_pod: frozenset({"netem"}),
 }
 PLATFORM_KINDS = frozenset().union(*PLATFORM_FAMILIES.values())
-
-
-def _netem_broker(b: _Builder, at: float) -> None:
-    _netem(b, at, f"broker-{b.rng.randrange(b.brokers) + 1}")
 
 
 MIXES: dict[str, tuple[Callable[[_Builder, float], None], ...]] = {

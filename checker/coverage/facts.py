@@ -131,11 +131,11 @@ class Facts:
         for op in self.faults:
             if op.fault not in CRASH_FAULTS or op.phase != "start":
                 continue
-            if op.fault in ("kill", "power-loss"):
-                pid, at = self.pid_at(op.target, op.time_ns), op.time_ns
-            else:
+            if op.fault == "truncate-global":
                 pid = self._last_pid_running(op.target, op.time_ns)
                 at = self.by_pid[pid][-1]["ts_ns"] if pid is not None else 0
+            else:
+                pid, at = self.pid_at(op.target, op.time_ns), op.time_ns
             if pid is not None:
                 found.append(Crash(op.target, pid, at, op,
                                    exact=op.fault in EXACT_CRASH_FAULTS))
