@@ -43,7 +43,8 @@ def detections_table(verdict: Judgement) -> Table:
     for col in ("bugs", "runs", "caught", "by all alone", "result"):
         bugs.add_column(col)
     for d in verdict.detections:
-        result = "[green]detected[/]" if d.detected else "[red]UNDETECTED[/]"
+        result = ("[green]detected[/]" if d.detected else "[red]UNDETECTED[/]" if d.gated
+                  else "missed by all (measured, not gated)")
         broad = f"{d.broad_caught} of {d.broad_runs}" if d.broad_runs else "-"
         bugs.add_row(d.name, str(d.runs), str(d.caught), broad, result)
     return bugs

@@ -183,7 +183,7 @@ def write_junit(runs: Sequence[RunSummary], path: Path, lost: Sequence[LostRun] 
         cases += [_lost_case(r, classname) for r in lost if bug_key(r.bugs) == detection.bugs]
         summary = f"caught in {detection.caught} of {detection.runs} run(s)"
         check = Case(f"detects {detection.name}", classname, 0.0, text=summary, out=summary)
-        cases.append(check if detection.detected else _with(
+        cases.append(check if detection.detected or not detection.gated else _with(
             check, "failure", f"{detection.name} went undetected in all {detection.runs} run(s)"
         ))
         suites.append((classname, cases))

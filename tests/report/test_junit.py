@@ -90,7 +90,7 @@ def test_nightly_green_when_expectations_hold(results_dir: Path) -> None:
 def test_nightly_red_when_an_expectation_breaks(results_dir: Path, broken: str) -> None:
     specs = {"fixed": Spec(verdict="invalid" if broken == "false-alarm" else "valid"),
              "bug": Spec(verdict="valid" if broken == "undetected" else "invalid",
-                         bugs=("KIP-406",))}
+                         bugs=("KIP-406",), profile="KIP-406")}  # aimed at it: gated
     lost = [LostRun("all seed 2 bugs -", "all", "2", (), "exit 255")] \
         if broken == "lost-fixed" else []
     root = _nightly(results_dir, specs, lost)

@@ -253,7 +253,6 @@ def test_passing_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 @pytest.mark.parametrize(("outcomes", "reason"), [
     ({"fixed": 1, "KAFKA-7672": 1}, "fixed worker invalid"),
     ({"all/2/fixed": 2, "KAFKA-7672": 1}, "fixed worker unknown"),
-    ({"fixed": 0, "KAFKA-7672": 0}, "bug KAFKA-7672 went undetected in all 2 run(s)"),
     ({"all/1/fixed": "no-folder", "KAFKA-7672": 1}, "fixed worker run left no folder"),
 ])
 def test_failing_matrix(
@@ -268,6 +267,19 @@ def test_failing_matrix(
     # Every cell ran: one bad run does not stop the nightly.
     summary = json.loads(next(results.glob("nightly-*/nightly.json")).read_text())
     assert len(summary["runs"]) == 4 and summary["ok"] is False
+
+
+@pytest.mark.parametrize(("profile", "code", "says"), [
+    ("kill", 1, "bug KAFKA-7672 went undetected in all 2 run(s)"),
+    ("all", 0, "missed by all (measured, not gated)"),
+])
+def test_a_missed_switch_fails_the_nightly_unless_only_the_broad_profile_ran_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str, code: int, says: str
+) -> None:
+    matrix = _matrix(tmp_path, TINY.replace("profiles: [all]", f"profiles: [{profile}]"))
+    assert nightly(tmp_path / "results", 3600, matrix,
+                   _fake(**{"fixed": 0, "KAFKA-7672": 0})) == code
+    assert says in capsys.readouterr().out
 
 
 def test_docker_cells_are_not_started_where_no_engine_answers(

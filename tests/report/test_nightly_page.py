@@ -165,3 +165,12 @@ def test_only_broad_profile_runs_count_as_all_alone() -> None:
             for i, profile in enumerate(["kill", "all", "soak", "KAFKA-7672"])]
     (detection,) = judge([], lost).detections
     assert (detection.runs, detection.broad_runs, detection.broad_caught) == (4, 2, 0)
+
+
+def test_a_switch_run_only_under_the_broad_profile_is_measured_not_gated() -> None:
+    broad_only = [LostRun(f"r{i}", profile, "1", ("X",), "killed")
+                  for i, profile in enumerate(["all", "soak"])]
+    judged = judge([], broad_only)
+    assert not judged.detections[0].gated and judged.undetected == [] and judged.ok
+    aimed = [*broad_only, LostRun("r2", "kill", "1", ("X",), "killed")]
+    assert [d.name for d in judge([], aimed).undetected] == ["X"]
