@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -42,9 +43,19 @@ PARTS = (("kafka.Kafka", "brokers (JVM)"), ("org.apache.spark", "Spark server (J
          ("netdelay", "packet delayer"), ("-m harness", "harness (kchaos run, nightly)"))
 
 
+JAVA_CLASS = re.compile(r"^[a-z][a-z0-9_]*(\.[A-Za-z0-9_$]+)+$")
+
+
 def part_of(cmdline: list[str]) -> str:
+    """The part a process belongs to; anything else by its program (and a JVM's main
+    class), so that "other" says what it is."""
     joined = " ".join(cmdline)
-    return next((name for word, name in PARTS if word in joined), "other")
+    known = next((name for word, name in PARTS if word in joined), None)
+    if known is not None or not cmdline:
+        return known or "other"
+    program = Path(cmdline[0]).name
+    main = next((arg for arg in cmdline[1:] if JAVA_CLASS.match(arg)), "")
+    return f"other: {program} {main}".rstrip()
 
 
 class CpuByPart(threading.Thread):
