@@ -74,8 +74,15 @@ class CpuByPart(threading.Thread):
                 if not info["cpu_times"] or info["create_time"] < self.since:
                     continue
                 cpu = info["cpu_times"].user + info["cpu_times"].system
-                self.seen[(info["pid"], info["create_time"])] = (
-                    part_of(info["cmdline"] or []), cpu)
+                key = (info["pid"], info["create_time"])
+                # A known part wins over "other": an exited, unreaped process (a zombie)
+                # has no command line left but still its CPU times, and a launcher script
+                # exec()s into the JVM it starts.
+                part = part_of(info["cmdline"] or [])
+                earlier = self.seen.get(key, ("other", 0.0))[0]
+                if part.startswith("other") and not earlier.startswith("other"):
+                    part = earlier
+                self.seen[key] = (part, cpu)
 
     def totals(self) -> dict[str, float]:
         out: dict[str, float] = defaultdict(float)
