@@ -92,21 +92,24 @@ def platform_kinds(name: str, bootstrap: str | None = None) -> frozenset[str]:
     machine: what the broad profiles draw from (a missing prerequisite leaves its kinds
     out rather than failing the run; the plan records what was drawn from)."""
     kinds = set(PLATFORM_KINDS) - UNSUPPORTED_FAULTS.get(name, set())
-    if kinds & STORAGE_FAULTS:
-        try:
-            require_faultfs()
-        except UsageError:
-            kinds -= STORAGE_FAULTS
+    if kinds & STORAGE_FAULTS and not _met(require_faultfs):
+        kinds -= STORAGE_FAULTS
     if name == "local" and kinds & NETWORK_FAULTS:
         from harness.platforms.netns import require_netns
 
-        try:
-            if bootstrap is not None:  # the brokers are not the run's: it has no network
-                raise UsageError("a given bootstrap")
-            require_netns()
-        except UsageError:
+        # With a given bootstrap the brokers are not the run's: it has no network of its own.
+        if bootstrap is not None or not _met(require_netns):
             kinds -= NETWORK_FAULTS
     return frozenset(kinds)
+
+
+def _met(require: Callable[[], None]) -> bool:
+    """Whether a `require_*` check passes here (it raises UsageError saying why not)."""
+    try:
+        require()
+    except UsageError:
+        return False
+    return True
 
 
 def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),

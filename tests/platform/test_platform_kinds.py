@@ -1,0 +1,50 @@
+"""Which of the platform's own fault kinds a run may draw (harness.platforms.platform_kinds):
+pure logic, the prerequisites' checks replaced by ones that pass or refuse."""
+
+from __future__ import annotations
+
+import pytest
+
+import harness.platforms as platforms
+import harness.platforms.netns as netns
+from faults.kinds import NETWORK_FAULTS
+from faults.plan import PLATFORM_KINDS
+from harness.errors import UsageError
+from harness.platforms.faultfs import STORAGE_FAULTS
+
+STORAGE, NETWORK = set(STORAGE_FAULTS), set(NETWORK_FAULTS)
+
+
+def _refuse() -> None:
+    raise UsageError("not here")
+
+
+def _pass() -> None:
+    return None
+
+
+def test_the_plans_kinds_are_the_platform_protocols_kinds() -> None:
+    """The broad profile's families cover exactly what Storage, Network and Links apply."""
+    assert PLATFORM_KINDS == STORAGE_FAULTS | NETWORK_FAULTS
+
+
+@pytest.mark.parametrize(("fuse", "netns_ok", "bootstrap", "expected"), [
+    (True, True, None, STORAGE | NETWORK),
+    (False, True, None, NETWORK),
+    (True, False, None, STORAGE),
+    (True, True, "127.0.0.1:9092", STORAGE),  # the run has no network of its own
+    (False, False, None, set()),
+])
+def test_local_draws_what_this_machine_can_apply(
+    monkeypatch: pytest.MonkeyPatch, fuse: bool, netns_ok: bool, bootstrap: str | None,
+    expected: set[str],
+) -> None:
+    monkeypatch.setattr(platforms, "require_faultfs", _pass if fuse else _refuse)
+    monkeypatch.setattr(netns, "require_netns", _pass if netns_ok else _refuse)
+    assert platforms.platform_kinds("local", bootstrap) == expected
+
+
+def test_docker_draws_only_the_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platforms, "require_faultfs", _pass)
+    monkeypatch.setattr(netns, "require_netns", _pass)
+    assert platforms.platform_kinds("docker") == {"partition"}
