@@ -108,6 +108,8 @@ def test_all_means_every_kind_the_platform_applies() -> None:
     for seed in range(1, 31):
         seen |= {s.fault for s in plan(seed, "all", 2, 1, 60.0, PLATFORM_KINDS).steps}
         assert plan(seed, "all", 2, 1, 60.0, ()) == plan(seed, "all", 2, 1, 60.0)
+        bare = plan(seed, "all", 2, 1, 60.0)  # no platform kinds: none of them drawn
+        assert not {s.fault for s in bare.steps} & PLATFORM_KINDS and not bare.platform_kinds
     assert seen >= PLATFORM_KINDS
     assert plan(1, "kill", 2, 1, 60.0, PLATFORM_KINDS).platform_kinds == ()  # not broad
 
