@@ -170,7 +170,7 @@ class Journal:
         crash took, for the coverage classes and a person reading the run."""
         with self.lock:
             names = len(self._names)
-            touched = {op.path for op in self._names}
+            touched = {path for op in self._names for path in (op.path, op.other) if path}
             for op in reversed(self._names):
                 self._undo_name(op)
             self._names = []

@@ -60,6 +60,11 @@ def test_a_power_loss_names_the_paths_it_rolled_back(tmp_path: Path) -> None:
     assert undone["paths"] == ["/durable", "/fresh.checkpoint"]
     assert undone["files_rolled_back"] == 1 and undone["names_undone"] == 1
     assert j.power_loss()["paths"] == []  # nothing left to lose
+    _write(j, "/a", b"a", 0, create=True)
+    _fsync(j, "/a")
+    j.dir_fsynced("/")
+    j.rename("/a", "/b")  # both names change back
+    assert j.power_loss()["paths"] == ["/a", "/b"]
 
 
 def test_unlink_and_rename_come_back_unless_the_directory_was_fsynced(tmp_path: Path) -> None:
