@@ -8,25 +8,25 @@ import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /**
  * What Kafka Streams tells about restoration and standbys, as trace events. A changelog
- * partition p belongs to task 0_p (one sub-topology); the accounts topic is the global
- * store's.
+ * partition p of a store in sub-topology s belongs to task s_p (the ledger's stores are all
+ * in sub-topology 0: 0_p); a global store's topic (the ledger's accounts topic) is global.
  */
 final class Listeners implements StateRestoreListener, StandbyUpdateListener {
     private final Trace trace;
-    private final String accountsTopic;
+    private final TopologyShape shape;
     private final Map<TopicPartition, Long> lastRestored = new ConcurrentHashMap<>();
 
-    Listeners(Trace trace, String accountsTopic) {
+    Listeners(Trace trace, TopologyShape shape) {
         this.trace = trace;
-        this.accountsTopic = accountsTopic;
+        this.shape = shape;
     }
 
     private boolean global(TopicPartition tp) {
-        return tp.topic().equals(accountsTopic);
+        return shape.isGlobalTopic(tp.topic());
     }
 
-    static String task(TopicPartition tp) {
-        return "0_" + tp.partition();
+    private String task(TopicPartition tp, String store) {
+        return shape.task(store, tp.partition());
     }
 
     @Override
@@ -35,7 +35,7 @@ final class Listeners implements StateRestoreListener, StandbyUpdateListener {
         if (global(tp)) {
             trace.emit("global-restore-start", "from_offset", start, "end_offset", end);
         } else {
-            trace.emit("restore-start", "task", task(tp), "store", store,
+            trace.emit("restore-start", "task", task(tp, store), "store", store,
                        "partition", tp.partition(), "from_offset", start, "end_offset", end);
         }
     }
@@ -51,19 +51,19 @@ final class Listeners implements StateRestoreListener, StandbyUpdateListener {
         if (global(tp)) {
             trace.emit("global-restore-end", "restored", restored, "offset", offset);
         } else {
-            trace.emit("restore-end", "task", task(tp), "store", store,
+            trace.emit("restore-end", "task", task(tp, store), "store", store,
                        "partition", tp.partition(), "restored", restored, "offset", offset);
         }
     }
 
     @Override
     public void onRestoreSuspended(TopicPartition tp, String store, long restored) {
-        trace.emit("restore-suspended", "task", task(tp), "store", store, "restored", restored);
+        trace.emit("restore-suspended", "task", task(tp, store), "store", store, "restored", restored);
     }
 
     @Override
     public void onUpdateStart(TopicPartition tp, String store, long start) {
-        trace.emit("standby-update-start", "task", task(tp), "store", store, "from_offset", start);
+        trace.emit("standby-update-start", "task", task(tp, store), "store", store, "from_offset", start);
     }
 
     @Override
@@ -73,7 +73,7 @@ final class Listeners implements StateRestoreListener, StandbyUpdateListener {
     @Override
     public void onUpdateSuspended(TopicPartition tp, String store, long storeOffset,
                                   long currentEndOffset, SuspendReason reason) {
-        trace.emit("standby-update-suspended", "task", task(tp), "store", store,
+        trace.emit("standby-update-suspended", "task", task(tp, store), "store", store,
                    "offset", storeOffset, "reason", reason.name());
     }
 }
