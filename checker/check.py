@@ -11,14 +11,16 @@ import json
 import time
 import traceback
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checker.checks import CHECKS, Check, event_tallies
+from checker.checks import CHECKS, Check, checks_for, event_tallies
 from checker.coverage import coverage_section
 from checker.frames import Frames, damaged_history_file, load_frames
 from checker.meta import Meta, load_meta
 from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
+from checker.oracle.reference import OracleSettings, ensure_reference
 from checker.session import session_settings_for, start_spark
 
 RESULTS_FILE = "results.json"
@@ -111,9 +113,16 @@ def check_history(
     except (OSError, ValueError) as exc:
         err = f"cannot read {history_dir}/meta.json: {_error_text(exc)}"
         return results_document({name: unknown(err) for name in CHECKS}, figures)
+    checks = checks_for(meta)
     damaged = damaged_history_file(history_dir)
     if damaged is not None:
-        return results_document({name: unknown(damaged) for name in CHECKS}, figures)
+        return results_document({name: unknown(damaged) for name in checks}, figures)
+    oracle = OracleSettings.from_meta(meta.raw)
+    if oracle is not None and "oracle" in checks and not oracle.not_applicable:
+        t = time.perf_counter()
+        reference = ensure_reference(history_dir, oracle)
+        meta = replace(meta, raw={**meta.raw, "reference": reference})
+        figures["reference_s"] = round(time.perf_counter() - t, 3)
     own = spark is None
     frames: Frames | None = None
     try:
@@ -128,14 +137,17 @@ def check_history(
         figures["adaptive"] = settings["spark.sql.adaptive.enabled"] == "true"
         t = time.perf_counter()
         frames = load_frames(spark, history_dir)
-        events = frames.tally(event_tallies(meta))
+        if meta.raw.get("workload") == "app":  # no ledger events: the app's input records
+            events = frames.app_input.count()
+        else:
+            events = frames.tally(event_tallies(meta))
         figures["load_s"] = round(time.perf_counter() - t, 3)
         figures["events"] = events
-        results, seconds = run_checks(spark, frames, meta)
+        results, seconds = run_checks(spark, frames, meta, checks)
         figures["check_s"] = seconds
     except Exception as exc:  # Spark could not start or load: nothing can be decided
         err = f"checker failed before the checks: {_error_text(exc)}"
-        results = {name: unknown(err) for name in CHECKS}
+        results = {name: unknown(err) for name in checks}
     finally:
         if frames is not None:
             frames.unpersist()

@@ -22,8 +22,8 @@ from kafka.consumer.fetcher import ConsumerRecord
 from checker.jsonl import history_to_parquet, traces_to_parquet
 from checker.kafka_read import TopicRead, read_topic
 from checker.parquet_sink import ParquetSink
-from checker.records import account_row, changelog_row, input_row, output_row
-from checker.schema import ACCOUNTS, CHANGELOG, INPUT, META_FILE, OFFSETS, OUTPUT
+from checker.records import account_row, changelog_row, input_row, output_row, raw_row
+from checker.schema import ACCOUNTS, CHANGELOG, INPUT, META_FILE, OFFSETS, OUTPUT, TOPIC_RECORDS
 from workloads.ledger.contract import (
     ACCOUNTS_TOPIC,
     INPUT_TOPIC,
@@ -49,6 +49,40 @@ class TopicNames:
     input: str = INPUT_TOPIC
     output: str = OUTPUT_TOPIC
     accounts: str = ACCOUNTS_TOPIC
+
+
+@dataclass(frozen=True)
+class RawTopics:
+    """Topics collected as raw records for the oracle (any app's, or the ledger app's)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+Sources = list[tuple[str, Callable[[ConsumerRecord], dict | None]]]
+
+
+def ledger_files(topics: TopicNames, application_id: str) -> list[tuple[str, Any, Sources]]:
+    return [
+        ("input", INPUT, [(topics.input, input_row)]),
+        ("output", OUTPUT, [(topics.output, output_row)]),
+        (
+            "changelog",
+            CHANGELOG,
+            [
+                (changelog_topic(application_id, s), functools.partial(changelog_row, s))
+                for s in STORES
+            ],
+        ),
+        ("accounts", ACCOUNTS, [(topics.accounts, account_row)]),
+    ]
+
+
+def raw_files(raw: RawTopics) -> list[tuple[str, Any, Sources]]:
+    return [
+        ("app_input", TOPIC_RECORDS, [(t, raw_row) for t in raw.inputs]),
+        ("app_output", TOPIC_RECORDS, [(t, raw_row) for t in raw.outputs]),
+    ]
 
 
 class _Counter:
@@ -105,10 +139,13 @@ def collect(
     application_id: str,
     meta: dict,
     *,
-    topics: TopicNames = TopicNames(),  # noqa: B008 - frozen, so a shared default is safe
+    topics: TopicNames | None = TopicNames(),  # noqa: B008 - frozen, so a shared default is safe
+    raw: RawTopics | None = None,
 ) -> CollectFigures:
-    """Write `run_dir/history/*` and return what was collected. `meta` (guarantee,
-    drained, drain_seconds, dead_pods, ...) is written to meta.json with the figures."""
+    """Write `run_dir/history/*` and return what was collected: the ledger's topics
+    (`topics`; None: an app run has none) and the raw ones (`raw`, for the oracle). `meta`
+    (guarantee, drained, drain_seconds, dead_pods, ...) is written to meta.json with the
+    figures."""
     t0 = time.perf_counter()
     hist = Path(run_dir) / "history"
     hist.mkdir(parents=True, exist_ok=True)
@@ -116,28 +153,19 @@ def collect(
     bad: dict[str, int] = {}
     reads: list[TopicRead] = []
 
+    # The topic whose offsets the group's progress is shown by (unavailable's examples).
+    progress_topic = topics.input if topics is not None else (raw.inputs[0] if raw else "")
     # Committed offsets first: everything below them must be in the topics read after.
-    committed = group_offsets(bootstrap, application_id, topics.input)
+    committed = group_offsets(bootstrap, application_id, progress_topic)
 
-    plan: list[tuple[str, Any, list[tuple[str, Callable[[ConsumerRecord], dict | None]]]]] = [
-        ("input", INPUT, [(topics.input, input_row)]),
-        ("output", OUTPUT, [(topics.output, output_row)]),
-        (
-            "changelog",
-            CHANGELOG,
-            [
-                (changelog_topic(application_id, s), functools.partial(changelog_row, s))
-                for s in STORES
-            ],
-        ),
-        ("accounts", ACCOUNTS, [(topics.accounts, account_row)]),
-    ]
+    plan = [*(ledger_files(topics, application_id) if topics is not None else []),
+            *(raw_files(raw) if raw is not None else [])]
     for stem, schema, sources in plan:
         n, b, r = _topic_to_parquet(bootstrap, sources, hist / f"{stem}.parquet", schema)
         records[stem], bad[stem] = n, b
         reads.extend(r)
 
-    input_ends = next(r.end_offsets for r in reads if r.topic == topics.input)
+    input_ends = next((r.end_offsets for r in reads if r.topic == progress_topic), {})
     with ParquetSink(hist / "offsets.parquet", OFFSETS) as sink:
         for p in sorted(set(input_ends) | set(committed)):
             sink.add({"partition": p, "committed": committed.get(p), "end": input_ends.get(p)})

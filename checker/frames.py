@@ -22,6 +22,7 @@ _SPARK_TYPES = {
     pa.int32(): "INT",
     pa.int64(): "BIGINT",
     pa.string(): "STRING",
+    pa.binary(): "BINARY",
 }
 
 
@@ -42,6 +43,12 @@ class Frames:
     traces: DataFrame
     ops: DataFrame
     events: DataFrame
+    # Any app's topics and the reference's output (checker/oracle); empty for a ledger run
+    # without the oracle.
+    app_input: DataFrame
+    app_output: DataFrame
+    reference: DataFrame
+    reference_alt: DataFrame
     # Rows of `events` matching each named predicate (Frames.tally).
     tallies: dict[str, int] = field(default_factory=dict, compare=False)
 
@@ -117,6 +124,10 @@ def derive(raw: dict[str, DataFrame]) -> Frames:
         traces=raw["traces"],
         ops=raw["ops"],
         events=events_view(raw["input"], raw["output"], raw["offsets"], raw["accounts"]),
+        app_input=raw["app_input"],
+        app_output=raw["app_output"],
+        reference=raw["reference"],
+        reference_alt=raw["reference_alt"],
     )
 
 

@@ -70,3 +70,9 @@ def account_row(rec: ConsumerRecord) -> dict[str, Any]:
         "version": _opt_int(v.get("version")),
         "tier": v.get("tier"),
     }
+
+
+def raw_row(rec: ConsumerRecord) -> dict[str, Any]:
+    """Any app's record as it is (the oracle compares bytes)."""
+    return {"topic": rec.topic, "partition": rec.partition, "offset": rec.offset,
+            "timestamp_ms": rec.timestamp, "key": rec.key, "value": rec.value}

@@ -81,6 +81,33 @@ OPS = pa.schema(
     ]
 )
 
+# Any app's records, as raw bytes (the oracle, checker/oracle): what its input and output
+# topics committed, read_committed.
+TOPIC_RECORDS = pa.schema(
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp_ms", pa.int64()),
+        ("key", pa.binary()),  # null: no key
+        ("value", pa.binary()),  # null: tombstone
+    ]
+)
+
+# What the reference execution (TopologyTestDriver) produced from the committed input:
+# `seq` orders each topic's records, `input_index` names the input record (0-based, in
+# the order fed) whose processing produced it.
+REFERENCE = pa.schema(
+    [
+        ("topic", pa.string()),
+        ("seq", pa.int64()),
+        ("input_index", pa.int64()),
+        ("timestamp_ms", pa.int64()),
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+    ]
+)
+
 # file stem -> schema; every file is `history/<stem>.parquet`
 HISTORY_FILES: dict[str, pa.Schema] = {
     "input": INPUT,
@@ -90,6 +117,12 @@ HISTORY_FILES: dict[str, pa.Schema] = {
     "offsets": OFFSETS,
     "traces": TRACES,
     "ops": OPS,
+    "app_input": TOPIC_RECORDS,
+    "app_output": TOPIC_RECORDS,
+    # made at check time from app_input (checker/oracle/reference.py): the same input fed
+    # in two orders, the second with wall-clock time advancing
+    "reference": REFERENCE,
+    "reference_alt": REFERENCE,
 }
 
 META_FILE = "meta.json"

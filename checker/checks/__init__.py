@@ -15,6 +15,7 @@ from checker.checks.balances import lost_history, wrong_balance
 from checker.checks.checkpoints import stale_checkpoint
 from checker.checks.events import dedup_skip, duplicate_output, lost_event
 from checker.checks.global_table import stale_global
+from checker.checks.oracle import oracle
 from checker.frames import Frames
 from checker.meta import Meta
 from checker.model import CheckResult
@@ -31,6 +32,22 @@ CHECKS: dict[str, Check] = {
     "stale-global": stale_global,
     "unavailable": unavailable,
 }
+# An app's run knows nothing of the ledger: the oracle judges its records; the state
+# directories and the drain are judged as for any Kafka Streams app.
+APP_CHECKS: dict[str, Check] = {
+    "oracle": oracle,
+    "stale-checkpoint": stale_checkpoint,
+    "unavailable": unavailable,
+}
+
+
+def checks_for(meta: Meta) -> dict[str, Check]:
+    """The checks of a run: its workload's, and the oracle wherever a reference runs."""
+    if meta.raw.get("workload") == "app":
+        return APP_CHECKS
+    if meta.raw.get("oracle"):
+        return {**CHECKS, "oracle": oracle}
+    return CHECKS
 
 
 def event_tallies(meta: Meta) -> dict[str, Column]:

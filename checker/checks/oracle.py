@@ -1,0 +1,90 @@
+"""oracle: the committed output of every key is what the reference execution (Kafka's
+TopologyTestDriver, fed the committed input) produced for it -- exactly-once judged without
+knowing what the app does (checker/oracle/compare.py says how keys are compared).
+
+Not applicable, with the reason: a run without a reference (a ledger run without
+`--oracle`), an at-least-once run (it allows duplicates and the state they change), a
+topology the harness could not describe fully (dynamic or pattern topics), and one whose
+reference output depends on the order across partitions or on wall-clock time (the two
+reference orders differ). Unknown: the reference could not run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from checker.frames import Frames
+from checker.meta import Meta
+from checker.model import MAX_EXAMPLES, CheckResult, not_applicable, unknown
+from checker.oracle.compare import (
+    Sides,
+    anomalous_keys,
+    around_first_difference,
+    cluster_side,
+    key_records,
+    key_text,
+    reference_side,
+)
+from checker.oracle.reference import OracleSettings
+
+AT_LEAST_ONCE_REASON = ("at_least_once allows duplicates and the state they change; the "
+                        "oracle judges exactly-once runs")
+SHOWN_KEYS = 5  # keys named in an order-dependence reason
+
+
+def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
+    settings = OracleSettings.from_meta(meta.raw)
+    if settings is None:
+        return not_applicable("the run has no reference execution (give --oracle, or run "
+                              "--sut app)")
+    if settings.not_applicable:
+        return not_applicable(settings.not_applicable)
+    if not meta.exactly_once:
+        return not_applicable(AT_LEAST_ONCE_REASON)
+    summary = meta.raw.get("reference") or {}
+    if summary.get("error"):
+        return unknown(str(summary["error"]))
+    ignore = settings.ignore_json_fields
+    order_dependent = anomalous_keys(
+        Sides(reference_side(frames.reference_alt), reference_side(frames.reference)), ignore
+    ).limit(SHOWN_KEYS).collect()
+    if order_dependent:
+        keys = ", ".join(f"{r['topic']}/{key_text(r['kx'])}" for r in order_dependent)
+        return not_applicable(
+            "the topology's output depends on the order of records across partitions or on "
+            f"wall-clock time: the reference fed in two orders differs (keys {keys})")
+    cluster = cluster_side(frames.app_output, settings.sinks)
+    anomalies = anomalous_keys(Sides(cluster, reference_side(frames.reference)), ignore)
+    tally = anomalies.groupBy("kind").agg(
+        F.count("*").alias("keys"), F.sum("lost").alias("lost"), F.sum("extra").alias("extra")
+    ).collect()
+    by_kind = {r["kind"]: r for r in tally}
+    details: dict[str, Any] = {
+        "keys": {k: int(r["keys"]) for k, r in by_kind.items()},
+        "lost_records": int(sum(r["lost"] for r in tally)),
+        "extra_records": int(sum(r["extra"] for r in tally)),
+        "compared_records": cluster.count(),
+        "sinks": list(settings.sinks),
+    }
+    if ignore:
+        details["ignored_json_fields"] = list(ignore)
+    if not tally:
+        return CheckResult(valid=True, details=details)
+    examples = []
+    for row in anomalies.orderBy("kind", "topic", "kx").limit(MAX_EXAMPLES).collect():
+        topic, kx = row["topic"], row["kx"]
+        committed = key_records(frames.app_output, topic, kx, ("partition", "offset"),
+                                ("partition", "offset"), ignore)
+        expected = key_records(frames.reference, topic, kx, ("seq",), ("seq", "input_index"),
+                               ignore)
+        examples.append({
+            "kind": row["kind"], "topic": topic, "key": key_text(kx),
+            "lost": int(row["lost"]), "extra": int(row["extra"]),
+            **around_first_difference(committed, expected),
+        })
+    count = details["lost_records"] + details["extra_records"] + details["keys"].get(
+        "reordered", 0)
+    return CheckResult(valid=False, count=count, examples=tuple(examples), details=details)

@@ -1,0 +1,167 @@
+"""The reference execution: the app's topology in Kafka's TopologyTestDriver, fed the input
+the cluster's input topics committed (`history/app_input.parquet`), written to
+`history/reference.parquet`.
+
+It runs twice, from the stored files only:
+- partition by partition, each partition's records (of every input topic) in timestamp
+  order, offsets breaking ties: the order one task of the cluster sees them in;
+- all partitions merged by timestamp, with wall-clock time advancing a second a record.
+A deterministic topology whose output depends only on each partition's order gives the same
+output per key both times; one that does not (state shared across partitions, wall-clock
+punctuation) is caught by the difference, and the oracle says "not applicable" for it.
+
+The launcher (workloads/kstreams, `AppLauncher reference`) streams both files; here rows
+go through bounded batches, so a million-record input is never held as Python objects
+(the sort is Arrow's, in columns).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from checker.parquet_sink import ParquetSink
+from checker.schema import REFERENCE
+
+LAUNCHER_CLASS = "dev.kchaos.kstreams.AppLauncher"
+SUMMARY_FILE = "reference.json"
+ALT_WALL_CLOCK_STEP_MS = 1000
+BATCH_ROWS = 50_000
+
+
+@dataclass(frozen=True)
+class OracleSettings:
+    """meta.json's `oracle`: how to run the reference (written by the harness)."""
+
+    classpath: tuple[str, ...]
+    app_class: str
+    sinks: tuple[str, ...]  # the output topics to compare
+    ignore_json_fields: tuple[str, ...] = ()
+    # why the oracle cannot judge this topology, if the harness found out before the run
+    not_applicable: str | None = None
+    config: tuple[str, ...] = ()  # KEY=VALUE given to the topology
+
+    @staticmethod
+    def from_meta(raw: Mapping[str, Any]) -> OracleSettings | None:
+        doc = raw.get("oracle")
+        if not isinstance(doc, Mapping):
+            return None
+        return OracleSettings(
+            classpath=tuple(str(p) for p in doc.get("classpath") or ()),
+            app_class=str(doc.get("app_class") or ""),
+            sinks=tuple(str(t) for t in doc.get("sinks") or ()),
+            ignore_json_fields=tuple(str(f) for f in doc.get("ignore_json_fields") or ()),
+            not_applicable=doc.get("not_applicable"),
+            config=tuple(str(c) for c in doc.get("config") or ()),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"classpath": list(self.classpath), "app_class": self.app_class,
+                "sinks": list(self.sinks), "ignore_json_fields": list(self.ignore_json_fields),
+                "not_applicable": self.not_applicable, "config": list(self.config)}
+
+
+# (name in the history, sort keys, wall-clock step)
+ORDERS = (
+    ("reference", ("partition", "timestamp_ms", "topic", "offset"), 0),
+    ("reference_alt", ("timestamp_ms", "topic", "partition", "offset"), ALT_WALL_CLOCK_STEP_MS),
+)
+
+
+def ensure_reference(history_dir: Path, settings: OracleSettings) -> dict[str, Any]:
+    """Run the reference in both orders unless its files are there already (a re-check);
+    returns the summary (also `history/reference.json`), with "error" if it could not run."""
+    summary_path = history_dir / SUMMARY_FILE
+    outputs = [history_dir / f"{name}.parquet" for name, _, _ in ORDERS]
+    if summary_path.exists() and all(p.exists() for p in outputs):
+        summary: dict[str, Any] = json.loads(summary_path.read_text())
+        if not summary.get("error"):
+            return summary
+    summary = {}
+    try:
+        java = _java()
+        missing = [p for p in settings.classpath if not Path(p).exists()]
+        if missing:
+            raise ReferenceFailed(f"the app's build is gone ({missing[0]}): run the app again "
+                                 f"on this machine to judge it")
+        table = pq.read_table(history_dir / "app_input.parquet")
+        for name, order, step in ORDERS:
+            summary[name] = _run_order(java, settings, table, order, step, history_dir, name)
+    except (ReferenceFailed, OSError, ValueError) as exc:
+        summary["error"] = str(exc)
+    summary_path.write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+class ReferenceFailed(Exception):
+    """The reference could not run: the oracle is unknown, with this as its reason."""
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise ReferenceFailed("no Java to run the reference: install Java 17 (e.g. "
+                             "`apt-get install openjdk-17-jre-headless`)")
+    return java
+
+
+def _run_order(java: str, settings: OracleSettings, table: pa.Table, order: Sequence[str],
+               step_ms: int, history_dir: Path, name: str) -> dict[str, Any]:
+    fed = history_dir / f"{name}-input.jsonl"
+    produced = history_dir / f"{name}-output.jsonl"
+    sorted_table = table.sort_by([(column, "ascending") for column in order])
+    with fed.open("w") as out:
+        for line in _input_lines(sorted_table):
+            out.write(line)
+    started = time.monotonic()
+    command = [java, "-Xmx512m", "-cp", os.pathsep.join(settings.classpath), LAUNCHER_CLASS,
+               "reference", "--app-class", settings.app_class, "--input", str(fed),
+               "--output", str(produced), "--wall-clock-step-ms", str(step_ms),
+               *[arg for c in settings.config for arg in ("--config", c)]]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1][:500]
+        raise ReferenceFailed(f"the reference ({name}) failed with exit {result.returncode}: "
+                             f"{last}")
+    with ParquetSink(history_dir / f"{name}.parquet", REFERENCE) as sink:
+        for row in _output_rows(produced):
+            sink.add(row)
+    fed.unlink()
+    produced.unlink()
+    figures = json.loads((result.stdout.strip().splitlines() or ["{}"])[-1])
+    return {**figures, "wall_clock_step_ms": step_ms, "order": list(order),
+            "wall_s": round(time.monotonic() - started, 3)}
+
+
+def _b64(value: bytes | None) -> str | None:
+    return None if value is None else base64.b64encode(value).decode("ascii")
+
+
+def _input_lines(table: pa.Table) -> Iterator[str]:
+    for batch in table.to_batches(BATCH_ROWS):
+        for row in batch.to_pylist():
+            yield json.dumps({"topic": row["topic"], "partition": row["partition"],
+                              "offset": row["offset"], "timestamp": row["timestamp_ms"],
+                              "key": _b64(row["key"]), "value": _b64(row["value"])}) + "\n"
+
+
+def _output_rows(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open() as lines:
+        for line in lines:
+            doc = json.loads(line)
+            yield {"topic": doc["topic"], "seq": doc["seq"], "input_index": doc["input_index"],
+                   "timestamp_ms": doc.get("timestamp"),
+                   "key": None if doc.get("key") is None else base64.b64decode(doc["key"]),
+                   "value": None if doc.get("value") is None else base64.b64decode(doc["value"])}
