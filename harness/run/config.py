@@ -22,7 +22,7 @@ from harness.errors import UsageError
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 PLATFORMS = ("local", "docker")
 RESTART_POLICIES = ("always", "never")
-SUTS = ("python", "kstreams")  # harness/sut: what runs in the pods
+SUTS = ("python", "kstreams", "app")  # harness/sut: what runs in the pods
 
 
 def known_bugs() -> tuple[str, ...]:
@@ -73,6 +73,12 @@ class RunConfig:
     sut: str = "python"
     kstreams_version: str | None = None  # None: the one workloads/kstreams/pom.xml pins
     streams_config: tuple[str, ...] = ()  # KEY=VALUE Kafka Streams settings (sut kstreams)
+    # sut app (docs/your-app.md): the user's app, its topology class, its input spec
+    app: str | None = None
+    app_class: str | None = None
+    input_spec: str | None = None
+    # The differential oracle beside the ledger checks (sut kstreams; always on for app)
+    oracle: bool = False
 
     @property
     def nodes(self) -> int:
@@ -251,10 +257,21 @@ def validate(config: RunConfig) -> RunConfig:
         if not ok:
             raise UsageError(message)
     kstreams_only = config.kstreams_version is not None or config.streams_config
-    if kstreams_only and config.sut != "kstreams":
-        raise UsageError("--kstreams-version and --streams-config need --sut kstreams")
-    if config.sut == "kstreams" and config.bugs:
-        raise UsageError("--bugs are switches of the Python worker: drop them with --sut kstreams")
+    if kstreams_only and config.sut == "python":
+        raise UsageError("--kstreams-version and --streams-config need --sut kstreams or app")
+    if config.sut != "python" and config.bugs:
+        raise UsageError(f"--bugs are switches of the Python worker: drop them with "
+                         f"--sut {config.sut}")
+    app_only = [flag for flag, value in (("--app", config.app), ("--app-class", config.app_class),
+                                         ("--input", config.input_spec)) if value]
+    if app_only and config.sut != "app":
+        raise UsageError(f"{app_only[0]} needs --sut app")
+    if config.sut == "app" and not (config.app and config.input_spec):
+        raise UsageError("--sut app needs --app JAR|FOLDER|GROUP:ARTIFACT:VERSION and --input "
+                         "SPEC (docs/your-app.md)")
+    if config.oracle and config.sut != "kstreams":
+        raise UsageError("--oracle judges the ledger app on Kafka Streams: give --sut kstreams "
+                         "(an app run has the oracle always)")
     bad_settings = [s for s in config.streams_config if "=" not in s.strip("=")]
     if bad_settings:
         raise UsageError(f"--streams-config {','.join(bad_settings)}: give KEY=VALUE[,KEY=VALUE]")

@@ -33,12 +33,11 @@ from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
-from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
 from harness.run.healwatch import HealWatch
 from harness.run.statedir import StateDirWatcher
-from harness.run.topics import GroupMembers, LagProbe, create_topics, wait_drained
-from harness.run.traffic import LoadClient
+from harness.run.topics import GroupMembers, LagProbe, wait_drained
+from harness.run.workload import Load, Workload, open_workload
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
@@ -86,6 +85,7 @@ class Run:
         self.run_dir = new_run_dir(results_dir, f"{config.profile}-s{config.seed}")
         self.registry = ProcessRegistry(self.run_dir)
         self.history = History(self.run_dir)
+        self.workload: Workload = open_workload(config, self.history, self.sut)
         self.progress = Progress(faults_planned=len(self.plan.steps), pods=config.pods)
         self.timings: dict[str, Any] = {}
         self.info = runinfo.initial(self.run_dir, config, self.plan)
@@ -178,9 +178,7 @@ class Run:
         bootstrap = self.placement.bootstrap
         self.info["bootstrap"] = bootstrap
         part("kafka")
-        create_topics(bootstrap, c.partitions, replication=min(3, c.brokers))
-        self.accounts = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
-        self.accounts.publish_all()
+        self.workload.setup(bootstrap, replication=min(3, c.brokers))
         part("topics")
         if self.sut.watches_state_dirs:
             self.statedir = StateDirWatcher(self.platform, c.application_id)
@@ -224,26 +222,26 @@ class Run:
         assert self.platform is not None
         c = self.config
         assert self.placement is not None
-        ctx = FaultContext(self.platform, self.placement.brokers, self.accounts,
+        ctx = FaultContext(self.platform, self.placement.brokers, self.workload.global_topic,
                            c.application_id, self.placement.network, self.placement.links,
                            self.placement.storage, GroupMembers(bootstrap, c.application_id))
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
-        client = LoadClient(
-            bootstrap, self.history, c.seed, c.accounts, c.duplicate_fraction, c.rate
-        )
+        client = self.workload.load(bootstrap)
         stop = threading.Event()
         watcher = threading.Thread(target=self._watch_load, args=(bootstrap, client, stop),
                                    name="progress", daemon=True)
-        bumper = threading.Thread(target=self.accounts.bump_periodically, args=(stop,),
-                                  name="accounts", daemon=True)
+        beside = [threading.Thread(target=work, args=(stop,), name=f"workload-{i}", daemon=True)
+                  for i, work in enumerate(self.workload.background())]
         self.nemesis.start()
         watcher.start()
-        bumper.start()
+        for thread in beside:
+            thread.start()
         healed = False
         try:
             client.run(c.time_limit_s, stop)
             stop.set()
-            bumper.join(timeout=30)
+            for thread in beside:
+                thread.join(timeout=30)
             self.nemesis.stop_and_heal()
             healed = True
         finally:
@@ -254,9 +252,9 @@ class Run:
             watcher.join(timeout=10)
             self._count(client)
 
-    def _watch_load(self, bootstrap: str, client: LoadClient, stop: threading.Event) -> None:
+    def _watch_load(self, bootstrap: str, client: Load, stop: threading.Event) -> None:
         last_lag = 0.0
-        probe = LagProbe(bootstrap, self.config.application_id)
+        probe = LagProbe(bootstrap, self.config.application_id, self.workload.lag_topics())
         try:
             while not stop.wait(0.5):
                 self._watch_deaths()
@@ -268,7 +266,7 @@ class Run:
         finally:
             probe.close()
 
-    def _count(self, client: LoadClient) -> None:
+    def _count(self, client: Load) -> None:
         assert self.platform is not None and self.nemesis is not None
         self.progress.sent, self.progress.acked = client.counters.sent, client.counters.acked
         self.progress.faults_applied = self.nemesis.applied
@@ -315,7 +313,7 @@ class Run:
         try:
             return wait_drained(bootstrap, self.config.application_id,
                                 self.config.drain_timeout_s, settled=settled,
-                                give_up=watch.all_dead)
+                                give_up=watch.all_dead, topics=self.workload.lag_topics())
         finally:
             self.dead_pods = watch.dead()
 
@@ -325,7 +323,7 @@ class Run:
         if self.platform is not None:
             self.platform.teardown()
         self._stop_statedir()
-        self.accounts.close()
+        self.workload.close()
 
     def _abort(self) -> None:
         """The run is ending early (error, Ctrl-C, SIGTERM): no healing, which would restart
@@ -361,8 +359,6 @@ class Run:
         self.registry.stop_all()
 
     def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:
-        from checker.collect import collect
-
         c = self.config
         meta = {
             "guarantee": c.guarantee, "partitions": c.partitions,
@@ -372,8 +368,8 @@ class Run:
             "sut": self.sut.name, "not_applicable": dict(self.sut.not_applicable),
         }
         self.info["restarts"] = meta["restarts"]
-        self.info["collect"] = runinfo.as_json(collect(self.run_dir, bootstrap,
-                                                       c.application_id, meta))
+        self.info["collect"] = runinfo.as_json(self.workload.collect(self.run_dir, bootstrap,
+                                                                     meta))
 
     def _check(self) -> Verdict:
         from checker.check import check_run

@@ -10,6 +10,7 @@ would exit 2, which kchaos keeps for 'unknown').
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -70,9 +71,15 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--platform", "platform", str, "where pods run: local (default) or docker"),
     ("--restart", "restart", str,
      "pod restart policy: always (default; an exited pod restarts after a back-off) or never"),
-    ("--sut", "sut", str, "what runs in the pods: python (default) or kstreams"),
+    ("--sut", "sut", str, "what runs in the pods: python (default), kstreams or app"),
     ("--kstreams-version", "kstreams_version", str,
-     "Kafka Streams release of --sut kstreams (default: workloads/kstreams/pom.xml's)"),
+     "Kafka Streams release of --sut kstreams (default: workloads/kstreams/pom.xml's) or app "
+     "(default: harness/sut/app.py's DEFAULT_VERSION)"),
+    ("--app", "app", str, "--sut app: the app, a jar, a Maven project folder or "
+                          "GROUP:ARTIFACT:VERSION (docs/your-app.md)"),
+    ("--app-class", "app_class", str,
+     "--sut app: the class with `static Topology topology(Properties)` (default: the spec's)"),
+    ("--input", "input_spec", str, "--sut app: the input spec file (docs/your-app.md)"),
     ("--spark-master", "spark_master", str, "Spark master URL for the check (default local[*])"),
     ("--drain-timeout", "drain_timeout_s", float, "seconds to wait for the group to catch up"),
 ]
@@ -88,6 +95,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                      metavar="KEY=VALUE[,...]",
                      help="any other run setting (session_timeout_ms, commit_interval_ms, "
                           "partitions, max_poll_records, ...; run.json lists them)")
+    run.add_argument("--oracle", action="store_const", const=True, default=None,
+                     help="--sut kstreams: judge the ledger app by the differential oracle "
+                          "too (docs/your-app.md)")
     run.add_argument("--knobs", choices=("drawn", "default"), default="drawn",
                      help="a broad profile's settings drawn from the seed (default) or its "
                           "defaults (docs/faults.md, knobs)")
@@ -106,6 +116,12 @@ def explicit_settings(args: argparse.Namespace) -> dict[str, Any]:
 
     explicit: dict[str, Any] = {dest: getattr(args, dest) for _, dest, _, _ in RUN_OPTIONS
                                 if getattr(args, dest) is not None}
+    for path_option in ("app", "input_spec"):  # run.json keeps them for repro from anywhere
+        given = explicit.get(path_option)
+        if given is not None and os.path.exists(given):
+            explicit[path_option] = os.path.abspath(given)
+    if args.oracle:
+        explicit["oracle"] = True
     if args.bugs is not None:
         explicit["bugs"] = tuple(b for b in args.bugs.split(",") if b)
     if args.streams_config is not None:

@@ -34,6 +34,17 @@ def create_topics(bootstrap: str, partitions: int, replication: int) -> None:
         admin.close()
 
 
+def create_topics_named(bootstrap: str, partitions: dict[str, int], replication: int) -> None:
+    """Topics by name with their partition counts (an app run's); existing ones are kept."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        for name, count in partitions.items():
+            with contextlib.suppress(TopicAlreadyExistsError):
+                admin.create_topics([NewTopic(name, count, replication)])
+    finally:
+        admin.close()
+
+
 def _ends(consumer: KafkaConsumer, topic: str) -> dict[int, int]:
     partitions = consumer.partitions_for_topic(topic) or set()
     tps = [TopicPartition(topic, p) for p in sorted(partitions)]
@@ -70,8 +81,9 @@ class LagProbe:
     client kept open: the drain polls it several times a second and the load's progress
     every few seconds, and a new client costs a connection and a metadata round each."""
 
-    def __init__(self, bootstrap: str, group: str) -> None:
-        self.bootstrap, self.group = bootstrap, group
+    def __init__(self, bootstrap: str, group: str,
+                 topics: tuple[str, ...] = (INPUT_TOPIC,)) -> None:
+        self.bootstrap, self.group, self.topics = bootstrap, group, topics
         self._consumer: KafkaConsumer | None = None
         self._admin: KafkaAdminClient | None = None
 
@@ -84,12 +96,14 @@ class LagProbe:
             if self._admin is None:
                 self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap,
                                                request_timeout_ms=30000)
-            ends = _ends(self._consumer, INPUT_TOPIC)
-            committed = _committed(self._admin, self.group, INPUT_TOPIC)
+            lag = 0
+            for topic in self.topics:
+                lag += _lag(_ends(self._consumer, topic),
+                            _committed(self._admin, self.group, topic))
         except Exception:
             self.close()  # a broker restarted or moved: reconnect on the next poll
             return None
-        return _lag(ends, committed)
+        return lag
 
     def close(self) -> None:
         for client in (self._consumer, self._admin):
@@ -105,6 +119,7 @@ DRAIN_POLL_S = 0.25
 def wait_drained(
     bootstrap: str, group: str, timeout_s: float, stable_s: float = 1.0,
     settled: Callable[[], bool] = lambda: True, give_up: Callable[[], bool] = lambda: False,
+    topics: tuple[str, ...] = (INPUT_TOPIC,),
 ) -> tuple[bool, float]:
     """Until the group's committed offsets equal the input end offsets and stay so for
     `stable_s` (the load has stopped: nothing moves them after that but a late commit) and
@@ -113,7 +128,7 @@ def wait_drained(
     started = time.monotonic()
     stable_since: float | None = None
     gave_up = False
-    probe = LagProbe(bootstrap, group)
+    probe = LagProbe(bootstrap, group, topics)
 
     def drained() -> bool:
         nonlocal stable_since, gave_up

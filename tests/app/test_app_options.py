@@ -1,0 +1,71 @@
+"""`--sut app` and `--oracle`: bad input is one line, exit 254, before a run folder exists;
+faults that need the ledger are refused for an app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faults.plan import plan
+from harness.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
+SPEC = str(EXAMPLES / "wordcount.yaml")
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--app", str(EXAMPLES)], "--app needs --sut app"),
+    (["--input", SPEC], "--input needs --sut app"),
+    (["--sut", "app", "--app", str(EXAMPLES)], "needs --app"),
+    (["--sut", "app", "--input", SPEC], "needs --app"),
+    (["--sut", "app", "--app", "no/such/app", "--input", SPEC], "no such file or folder"),
+    (["--sut", "app", "--app", SPEC, "--input", SPEC], "not a jar"),
+    (["--sut", "app", "--app", str(EXAMPLES / "src"), "--input", SPEC], "without pom.xml"),
+    (["--sut", "app", "--app", str(EXAMPLES), "--input", "no-spec.yaml"], "input spec"),
+    (["--sut", "app", "--app", str(EXAMPLES), "--input", SPEC, "--kstreams-version", "3.6.2"],
+     "3.7 or later"),
+    (["--sut", "app", "--app", str(EXAMPLES), "--input", SPEC, "--bugs", "KAFKA-7672"],
+     "switches of the Python worker"),
+    (["--sut", "app", "--app", str(EXAMPLES), "--input", SPEC, "--platform", "docker"],
+     "runs on --platform local only"),
+    (["--oracle"], "--oracle judges the ledger app on Kafka Streams"),
+    (["--sut", "kstreams", "--oracle", "--kstreams-version", "3.6.2"], "3.7.0 or newer"),
+])
+def test_bad_app_options_are_one_line_254_and_no_run_folder(
+    tmp_path: Path, args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["--results-dir", str(tmp_path), "run", "--time-limit", "10", *args])
+    err = capsys.readouterr().err
+    assert code == 254, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert says in " ".join(err.split()), err
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_spec_without_app_class_needs_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("topics: [{name: sentences, value: a b c}]\n")
+    results = tmp_path / "results"
+    code = main(["--results-dir", str(results), "run", "--sut", "app", "--app", str(EXAMPLES),
+                 "--input", str(spec)])
+    assert code == 254
+    assert "--app-class" in capsys.readouterr().err
+    assert not results.exists() or not any(results.iterdir())
+
+
+def test_a_fault_on_the_ledgers_accounts_topic_is_refused_for_an_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def truncates(seed: int) -> bool:
+        return any(s.fault == "truncate-global" for s in plan(seed, "global", 2, 1, 60).steps)
+
+    seed = next(s for s in range(100) if truncates(s))
+    code = main(["--results-dir", str(tmp_path), "run", "--sut", "app", "--app", str(EXAMPLES),
+                 "--input", SPEC, "--profile", "global", "--seed", str(seed)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 254, err
+    assert "truncate-global" in err and "accounts topic" in err
+    assert not any(tmp_path.iterdir())
