@@ -23,6 +23,7 @@ GUARANTEES = ("exactly_once_v2", "at_least_once")
 PLATFORMS = ("local", "docker")
 RESTART_POLICIES = ("always", "never")
 SUTS = ("python", "kstreams", "app")  # harness/sut: what runs in the pods
+APP_APPLICATION_ID = "kchaos-app"
 
 
 def known_bugs() -> tuple[str, ...]:
@@ -146,6 +147,8 @@ def resolve(explicit: dict[str, Any], draw_knobs: bool = True) -> RunConfig:
              if k not in explicit and draw_knobs}
     merged: dict[str, Any] = {**profile_settings(profile), **drawn, **explicit,
                               "profile": profile}
+    if merged.get("sut") == "app":  # the app's internal topics are not the ledger's
+        merged.setdefault("application_id", APP_APPLICATION_ID)
     config = _drawn_give_way(replace(RunConfig(), **merged), set(drawn))
     return validate(replace(config, drawn_knobs=tuple(k.name for k in knobs.KNOBS
                                                       if k.name in drawn)))
