@@ -19,6 +19,9 @@ from harness.errors import UsageError
 from harness.sut.kstreams import KafkaStreamsApp, build, default_version
 
 CONTROL = "__state.updater.enabled__=false"
+# The ledger checks that judge the committed records (not checkpoints, joins or the drain).
+LEDGER_DATA_CHECKS = ("dedup-skip", "lost-event", "duplicate-output", "lost-history",
+                      "wrong-balance")
 # A run of the app takes the suite's 600 s on a busy machine (JVM pods, Spark check).
 RUN_TIMEOUT_S = 1500
 
@@ -131,13 +134,19 @@ def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path) -> Non
 @pytest.mark.spark
 @pytest.mark.slow
 @pytest.mark.timeout(RUN_TIMEOUT_S)
-def test_kill_run_is_judged(tmp_path: Path) -> None:
+def test_kill_run_is_judged_and_the_oracle_agrees_with_the_ledger_checks(tmp_path: Path) -> None:
     done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "kill", "--seed", "1",
-                  "--time-limit", "25")
+                  "--time-limit", "25", "--oracle")
     run_dir = run_folder(done)
     doc = results(run_dir)
     assert doc["verdict"] in (True, False), doc
     assert done.returncode in (0, 1)
+    # The ledger's data checks and the oracle judge the same committed records: one finds
+    # lost or changed output exactly when the other does.
+    checks = doc["checks"]
+    ledger_valid = all(checks[name]["valid"] for name in LEDGER_DATA_CHECKS)
+    assert checks["oracle"]["valid"] is ledger_valid, checks["oracle"]
+    assert checks["oracle"]["details"]["compared_records"] > 0
     kills = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()
              if '"nemesis"' in line]
     assert any(k["f"] == "kill" for k in kills)
