@@ -287,7 +287,11 @@ class KafkaCluster:
     def _jvm_flags(self, quick: bool) -> list[str]:
         if quick:
             return ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
-        return [f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]
+        # C1 only and the serial collector: a run's broker lives a minute at a few hundred
+        # records a second, too short and too light for C2's compiles or G1's threads to pay
+        # back (docs/speed.md, "Nightly throughput": a third of its CPU seconds).
+        return [f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1"]
 
     def _java_argv(
         self, java: str, libs: Path, main: str, quick: bool = False, extra: list[str] | None = None
