@@ -23,12 +23,14 @@ QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
 
 class _Builder:
     def __init__(self, seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
-                 platform_kinds: frozenset[str] = frozenset()):
+                 platform_kinds: frozenset[str] = frozenset(),
+                 refused: frozenset[str] = frozenset()):
         self.rng = random.Random(f"kchaos:{profile}:{seed}")
         self.pods = pods
         self.brokers = brokers
         self.time_limit_s = time_limit_s
         self.platform_kinds = platform_kinds
+        self.refused = refused  # kinds the system under test cannot take: never added
         self.steps: list[Step] = []
         self.spare = pods  # index of the next pod a scale-out creates
 
@@ -41,6 +43,8 @@ class _Builder:
         heal_when: Trigger | None = None,
         **params: object,
     ) -> None:
+        if fault in self.refused:
+            return
         self.steps.append(
             Step(len(self.steps), fault, target, trigger, dict(params), heal_after_s, heal_when)
         )
@@ -328,11 +332,17 @@ def _generic(b: _Builder, profile: str) -> ProfileSettings:
         # uniform draw repeats some and leaves others out.
         bag: list[Callable[[_Builder, float], None]] = []
         at = FIRST_FAULT_S
-        while at < b.time_limit_s - QUIET_TAIL_S:
+        empty = 0  # kinds in a row that added nothing (all their faults refused)
+        while at < b.time_limit_s - QUIET_TAIL_S and empty <= len(mix):
             if not bag:
                 bag = _bag(b, mix, groups)
             kind = bag.pop(0)
+            before = len(b.steps)
             kind(b, round(at, 1))
+            if len(b.steps) == before:  # the slot goes to the bag's next kind
+                empty += 1
+                continue
+            empty = 0
             at += max(b.rng.uniform(*BAG_GAP_S), QUIET_AFTER_S.get(kind, 0.0))
     else:
         for at in b.times(5, 9):
@@ -528,11 +538,11 @@ PROFILES = (*MIXES, *TARGETED, SOAK)  # soak: `all` again in each window (faults
 ALL_KINDS_PROFILES = frozenset({"all", SOAK})  # draw from every kind the platform applies
 
 
-def _all_window(platform_kinds: frozenset[str]) -> Window:
+def _all_window(platform_kinds: frozenset[str], refused: frozenset[str]) -> Window:
     """One window of a soak: `all`'s steps over its length, drawn from its stream."""
     def draw(rng: random.Random, pods: int, brokers: int, length_s: float,
              spare: int) -> tuple[list[Step], int]:
-        b = _Builder(0, "all", pods, brokers, length_s, platform_kinds)
+        b = _Builder(0, "all", pods, brokers, length_s, platform_kinds, refused)
         b.rng, b.spare = rng, spare
         _generic(b, "all")
         return b.steps, b.spare
@@ -547,19 +557,23 @@ def profile_config(profile: str) -> ProfileSettings:
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
-         platform_kinds: Iterable[str] = ()) -> Plan:
+         platform_kinds: Iterable[str] = (), refused_kinds: Iterable[str] = ()) -> Plan:
     """`platform_kinds`: those of PLATFORM_KINDS the run's platform can apply; the broad
-    profiles (`all`, `soak`) draw from them too, the others ignore them."""
+    profiles (`all`, `soak`) draw from them too, the others ignore them. `refused_kinds`:
+    those the system under test cannot take; the broad profiles draw every other kind (a
+    kind made only of refused faults gives its slot to the next), the others keep them
+    (the run is then refused: the profile is about them)."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
     kinds = (frozenset(platform_kinds) & PLATFORM_KINDS if profile in ALL_KINDS_PROFILES
              else frozenset())
+    refused = frozenset(refused_kinds) if profile in ALL_KINDS_PROFILES else frozenset()
     recorded = tuple(sorted(kinds))
     if profile == SOAK:
-        soak = soak_plan(seed, pods, brokers, time_limit_s, _all_window(kinds),
+        soak = soak_plan(seed, pods, brokers, time_limit_s, _all_window(kinds, refused),
                          MIX_CONFIG["all"].copy())
         return replace(soak, platform_kinds=recorded)
-    builder = _Builder(seed, profile, pods, brokers, time_limit_s, kinds)
+    builder = _Builder(seed, profile, pods, brokers, time_limit_s, kinds, refused)
     targeted = TARGETED.get(profile)
     config = targeted(builder) if targeted else _generic(builder, profile)
     return Plan(seed=seed, profile=profile, steps=tuple(builder.steps), config=config,

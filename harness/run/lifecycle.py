@@ -68,12 +68,14 @@ ProgressSink = Callable[[Progress], None]
 
 
 def draw_run_plan(config: RunConfig) -> Plan:
-    """The run's plan, drawn from its settings and the fault kinds its platform can apply
-    here (recorded in the plan, which `repro`, `shrink` and `bisect` replay)."""
+    """The run's plan, drawn from its settings, the fault kinds its platform can apply here
+    (recorded in the plan, which `repro`, `shrink` and `bisect` replay) and those its system
+    under test cannot take (a broad profile leaves them out)."""
     from harness.platforms import platform_kinds
 
     return draw_plan(config.seed, config.profile, config.pods, config.brokers,
-                     config.time_limit_s, platform_kinds(config.platform, config.bootstrap))
+                     config.time_limit_s, platform_kinds(config.platform, config.bootstrap),
+                     open_sut(config).refused_faults)
 
 
 class Run:

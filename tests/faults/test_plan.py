@@ -114,6 +114,30 @@ def test_all_means_every_kind_the_platform_applies() -> None:
     assert plan(1, "kill", 2, 1, 60.0, PLATFORM_KINDS).platform_kinds == ()  # not broad
 
 
+JVM_REFUSED = frozenset({"delay-checkpoint", "truncate-global"})  # harness/sut/app.py's
+
+
+@given(seeds, st.sampled_from(["all", "soak"]), platform_kinds)
+@settings(max_examples=100, deadline=None)
+def test_the_broad_profiles_leave_out_what_the_system_under_test_refuses(
+    seed: int, profile: str, kinds: frozenset[str]
+) -> None:
+    """`all` for Kafka Streams or an app: every other kind, in as many slots."""
+    drawn = plan(seed, profile, 2, 1, 120, kinds, JVM_REFUSED)
+    faults = [s.fault for s in drawn.steps]
+    assert faults and not set(faults) & JVM_REFUSED
+    assert drawn == plan(seed, profile, 2, 1, 120, kinds, set(JVM_REFUSED))
+    if profile == "all":  # a refused kind's slot goes to the next kind, not to a gap
+        unrefused = plan(seed, profile, 2, 1, 120, kinds).steps
+        assert len(drawn.steps) >= len([s for s in unrefused if s.fault not in JVM_REFUSED]) - 3
+
+
+def test_a_targeted_profile_keeps_the_kinds_it_is_about() -> None:
+    assert any(s.fault == "truncate-global"
+               for s in plan(1, "KIP-406", 1, 1, 60, (), JVM_REFUSED).steps)
+    assert plan(3, "checkpoint", 2, 1, 60, (), JVM_REFUSED) == plan(3, "checkpoint", 2, 1, 60)
+
+
 def test_targeted_profiles_name_the_settings_they_need() -> None:
     assert plan(1, "KAFKA-8187", 2, 1, 60).config["standbys"] == 1
     assert plan(1, "KAFKA-20685", 1, 1, 60).config["guarantee"] == "exactly_once_v2"
