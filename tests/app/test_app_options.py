@@ -69,3 +69,17 @@ def test_a_fault_on_the_ledgers_accounts_topic_is_refused_for_an_app(
     assert code == 254, err
     assert "truncate-global" in err and "accounts topic" in err
     assert not any(tmp_path.iterdir())
+
+
+def test_an_app_run_keeps_its_guarantee_where_all_would_draw_one() -> None:
+    """The oracle judges exactly-once runs: `all` draws no guarantee for an app."""
+    from harness.run.config import resolve
+
+    app = {"sut": "app", "app": str(EXAMPLES), "input_spec": SPEC, "profile": "all"}
+    worker_draws = [s for s in range(1, 40)
+                    if resolve({"profile": "all", "seed": s}).guarantee == "at_least_once"]
+    assert worker_draws, "no seed of 40 draws at_least_once for the worker"
+    for seed in worker_draws[:5]:
+        config = resolve({**app, "seed": seed})
+        assert config.guarantee == "exactly_once_v2" and "guarantee" not in config.drawn_knobs
+        assert config.application_id == "kchaos-app"
