@@ -6,7 +6,8 @@ Not applicable, with the reason: a run without a reference (a ledger run without
 `--oracle`), an at-least-once run (it allows duplicates and the state they change), a
 topology the harness could not describe fully (dynamic or pattern topics), and one whose
 reference output depends on the order across partitions or on wall-clock time (the two
-reference orders differ). Unknown: the reference could not run.
+reference orders differ). Unknown: the reference could not run, or the run stopped before
+the group had processed its input (output still to come is not lost).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
         return not_applicable(settings.not_applicable)
     if not meta.exactly_once:
         return not_applicable(AT_LEAST_ONCE_REASON)
+    if meta.drained is False:
+        return unknown("the group did not process all its input before the run stopped "
+                       "(see unavailable): output still to come cannot be judged missing")
     summary = meta.raw.get("reference") or {}
     if summary.get("error"):
         return unknown(str(summary["error"]))

@@ -146,7 +146,11 @@ class AppWorkload:
         self._load.send_first()
 
     def lag_topics(self) -> tuple[str, ...]:
-        return self.sut.description.sources
+        """The sources and the repartition topics: a group whose sources are all committed
+        may still have a repartition topic's records to aggregate."""
+        described = self.sut.description
+        return (*described.sources,
+                *(f"{self.config.application_id}-{t}" for t in described.internal))
 
     def load(self, bootstrap: str) -> Load:
         assert self._load is not None, "setup first"

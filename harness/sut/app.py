@@ -43,6 +43,7 @@ class TopologyDescription:
     dynamic_sinks: bool
     source_patterns: tuple[str, ...]
     stores: tuple[str, ...]
+    internal: tuple[str, ...] = ()  # repartition topics, without the application id prefix
 
     @staticmethod
     def from_json(doc: Mapping[str, object]) -> TopologyDescription:
@@ -52,7 +53,7 @@ class TopologyDescription:
 
         return TopologyDescription(names("sources"), names("global_sources"), names("sinks"),
                                    bool(doc.get("dynamic_sinks")), names("source_patterns"),
-                                   names("stores"))
+                                   names("stores"), names("internal"))
 
     @property
     def not_applicable(self) -> str | None:

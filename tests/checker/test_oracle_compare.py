@@ -122,7 +122,8 @@ def test_ignored_json_fields_do_not_count(spark: SparkSession) -> None:
 # -- the check, on a history folder ------------------------------------------------------
 
 def write_history(root: Path, committed: list[tuple], reference: list[tuple],
-                  alt: list[tuple] | None = None, guarantee: str = "exactly_once_v2") -> Path:
+                  alt: list[tuple] | None = None, guarantee: str = "exactly_once_v2",
+                  drained: bool = True) -> Path:
     hist = root / "history"
     hist.mkdir()
     out_rows = [{"topic": TOPIC, "partition": 0, "offset": i, "timestamp_ms": i,
@@ -134,7 +135,7 @@ def write_history(root: Path, committed: list[tuple], reference: list[tuple],
         pq.write_table(pa.Table.from_pylist(rows, REFERENCE), hist / f"{name}.parquet")
     (hist / SUMMARY_FILE).write_text(json.dumps({"reference": {"records_in": 1}}))
     settings_ = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,))
-    meta = {"workload": "app", "guarantee": guarantee, "drained": True,
+    meta = {"workload": "app", "guarantee": guarantee, "drained": drained,
             "oracle": settings_.to_json(), "collection": {}}
     (hist / META_FILE).write_text(json.dumps(meta))
     return hist
@@ -163,6 +164,11 @@ def test_the_check_shows_a_lost_record_with_both_sides(spark: SparkSession) -> N
 def test_order_dependent_reference_is_not_applicable(spark: SparkSession) -> None:
     result = judge(spark, [("a", 1)], [("a", 1)], alt=[("a", 2)])
     assert result["valid"] is None and "order of records" in result["not_applicable"]
+
+
+def test_an_undrained_run_is_unknown_not_lost(spark: SparkSession) -> None:
+    result = judge(spark, [("a", 1)], [("a", 1), ("a", 2)], drained=False)
+    assert result["valid"] == "unknown" and "did not process all its input" in result["error"]
 
 
 def test_at_least_once_is_not_applicable(spark: SparkSession) -> None:
