@@ -69,7 +69,8 @@ class History:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def tables(self) -> dict[str, Rows]:
-        return {stem: getattr(self, stem) for stem in HISTORY_FILES}
+        # a ledger history: the app files (the oracle's) are left out and read as empty
+        return {stem: getattr(self, stem) for stem in HISTORY_FILES if hasattr(self, stem)}
 
     def write(self, history_dir: Path) -> Path:
         history_dir.mkdir(parents=True, exist_ok=True)
