@@ -1,8 +1,9 @@
 """Collect a run's committed history into `history/` (results/README.md).
 
 Reads input, output, changelog and accounts topics read_committed to their end offsets at
-collection time, the group's committed offsets, the worker traces and the run history,
-and writes one Parquet file each plus `meta.json`. Records stream through bounded batches
+collection time (for the oracle, an app's input and output topics as raw records), the
+group's committed offsets, the worker traces and the run history, and writes one Parquet
+file each plus `meta.json`. Records stream through bounded batches
 (ParquetSink): collecting millions of records never holds them in Python memory.
 """
 
