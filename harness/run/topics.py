@@ -81,9 +81,11 @@ class LagProbe:
     client kept open: the drain polls it several times a second and the load's progress
     every few seconds, and a new client costs a connection and a metadata round each."""
 
-    def __init__(self, bootstrap: str, group: str,
-                 topics: tuple[str, ...] = (INPUT_TOPIC,)) -> None:
-        self.bootstrap, self.group, self.topics = bootstrap, group, topics
+    def __init__(self, bootstrap: str, group: str, topics: tuple[str, ...] | None = None
+                 ) -> None:
+        # None: the ledger's input topic, looked up at the call (tests point it elsewhere)
+        self.bootstrap, self.group = bootstrap, group
+        self.topics = topics if topics is not None else (INPUT_TOPIC,)
         self._consumer: KafkaConsumer | None = None
         self._admin: KafkaAdminClient | None = None
 
@@ -119,7 +121,7 @@ DRAIN_POLL_S = 0.25
 def wait_drained(
     bootstrap: str, group: str, timeout_s: float, stable_s: float = 1.0,
     settled: Callable[[], bool] = lambda: True, give_up: Callable[[], bool] = lambda: False,
-    topics: tuple[str, ...] = (INPUT_TOPIC,),
+    topics: tuple[str, ...] | None = None,
 ) -> tuple[bool, float]:
     """Until the group's committed offsets equal the input end offsets and stay so for
     `stable_s` (the load has stopped: nothing moves them after that but a late commit) and
