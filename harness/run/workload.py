@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from checker.collect import CollectFigures, RawTopics, collect
 from checker.oracle.reference import OracleSettings
 from faults.kinds import GlobalTopic
-from harness.app.spec import InputSpec, read_spec
+from harness.app.spec import InputSpec
 from harness.app.traffic import AppLoad
 from harness.errors import UsageError
 from harness.history import History
@@ -118,11 +118,11 @@ class AppWorkload:
     name = "app"
     global_topic: GlobalTopic | None = None
 
-    def __init__(self, config: RunConfig, history: History, sut: SystemUnderTest,
-                 spec: InputSpec) -> None:
+    def __init__(self, config: RunConfig, history: History, sut: SystemUnderTest) -> None:
         assert isinstance(sut, UserApp), "an app run's pods are the user's app"
-        self.config, self.history, self.spec = config, history, spec
+        self.config, self.history = config, history
         self.sut: UserApp = sut
+        self.spec: InputSpec = sut.spec
         self._load: AppLoad | None = None
 
     def _inputs(self) -> tuple[str, ...]:
@@ -165,7 +165,7 @@ class AppWorkload:
             sinks=self.sut.description.sinks,
             ignore_json_fields=self.spec.compare.ignore_json_fields,
             not_applicable=self.sut.description.not_applicable,
-            config=(*self.spec.config, *self.config.streams_config),
+            config=self.sut.streams_config,
         )
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures:
@@ -181,6 +181,5 @@ class AppWorkload:
 
 def open_workload(config: RunConfig, history: History, sut: SystemUnderTest) -> Workload:
     if config.sut == "app":
-        assert config.input_spec is not None  # validate() requires it
-        return AppWorkload(config, history, sut, read_spec(Path(config.input_spec)))
+        return AppWorkload(config, history, sut)
     return LedgerWorkload(config, history, sut)

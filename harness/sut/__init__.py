@@ -36,6 +36,6 @@ def open_sut(config: RunConfig) -> SystemUnderTest:
         app_class = config.app_class or spec.app_class
         if app_class is None:
             raise UsageError(f"--sut app needs --app-class, or app_class in {spec.path}")
-        return UserApp(config.app, app_class, config.kstreams_version or DEFAULT_VERSION,
+        return UserApp(config.app, app_class, config.kstreams_version or DEFAULT_VERSION, spec,
                        (*spec.config, *config.streams_config))
     raise UsageError(f"--sut {config.sut}: choose python, kstreams or app")

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.app.build import app_jars, check_app
+from harness.app.spec import InputSpec
 from harness.errors import UsageError
 from harness.kafka.jars import require_java
 from harness.sut import kstreams
@@ -73,7 +74,7 @@ class UserApp:
     not_applicable: Mapping[str, str] = {}
     watches_state_dirs = True
 
-    def __init__(self, app: str, app_class: str, version: str,
+    def __init__(self, app: str, app_class: str, version: str, spec: InputSpec,
                  streams_config: tuple[str, ...] = ()) -> None:
         tree = kstreams.generation(version)  # bad input: before a run folder exists
         if tree is not kstreams.GENERATIONS[0]:
@@ -82,6 +83,7 @@ class UserApp:
                              f"uses its current API); give --kstreams-version {first}.0 or newer")
         check_app(app)
         self.app, self.app_class, self.version = app, app_class, version
+        self.spec = spec  # read once: the run's workload sends and judges by it
         self.streams_config = streams_config
         self._classpath: tuple[str, ...] | None = None
         self._description: TopologyDescription | None = None
