@@ -21,9 +21,13 @@ from checker.frames import Frames, damaged_history_file, load_frames
 from checker.meta import Meta, load_meta
 from checker.model import UNKNOWN, CheckResult, compose, not_applicable, unknown
 from checker.oracle.reference import OracleSettings, ensure_reference
-from checker.session import session_settings_for, start_spark
+from checker.session import is_connect_url, session_settings_for, start_spark
+from checker.spark_server import wait_listening
 
 RESULTS_FILE = "results.json"
+# How long a check waits for a Connect server on this machine that does not listen yet: a
+# nightly's shared server starts beside its first runs and may still be coming up.
+CONNECT_WAIT_S = 120.0
 
 
 def _error_text(exc: BaseException) -> str:
@@ -100,6 +104,10 @@ def results_document(
     return doc
 
 
+def _listening(spark_master: str) -> bool:
+    return not is_connect_url(spark_master) or wait_listening(spark_master, CONNECT_WAIT_S)
+
+
 def check_history(
     history_dir: Path, spark_master: str | None = None, *, spark: Any = None
 ) -> dict[str, Any]:
@@ -127,6 +135,11 @@ def check_history(
     frames: Frames | None = None
     try:
         t = time.perf_counter()
+        if own and spark_master is not None and not _listening(spark_master):
+            # A nightly's shared server that never came up: the run is checked all the same.
+            figures["spark_fallback"] = (f"{spark_master} did not listen within "
+                                         f"{CONNECT_WAIT_S:.0f} s; checked on local[*]")
+            spark_master, figures["spark_master"] = None, "local[*]"
         if own:
             spark = start_spark(spark_master)
         figures["spark_start_s"] = round(time.perf_counter() - t, 3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -79,6 +80,14 @@ class SparkConnectServer:
         return args
 
     def start(self) -> SparkConnectServer:
+        """Launch and wait until it listens (`START_TIMEOUT_S` at most)."""
+        self.launch()
+        self.wait_ready()
+        return self
+
+    def launch(self) -> None:
+        """Start the JVM and return at once: its URL is known before it listens, so a
+        nightly can hand it to runs whose checks come a minute later."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
         with open(self.log, "wb") as out:
@@ -86,17 +95,23 @@ class SparkConnectServer:
             self.proc = subprocess.Popen(self.argv(), stdout=out, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=env,
                                          start_new_session=True)
+
+    def wait_ready(self) -> None:
+        """Until the launched server listens; stopped, and SparkServerError naming its log,
+        if it exits or does not listen within `START_TIMEOUT_S`."""
+        proc = self.proc
+        if proc is None:
+            raise SparkServerError(f"Spark Connect server not launched: see {self.log}")
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _answers(self.port):
-            if self.proc.poll() is not None:
-                raise SparkServerError(f"Spark Connect server exited {self.proc.returncode}: "
+            if proc.poll() is not None:
+                raise SparkServerError(f"Spark Connect server exited {proc.returncode}: "
                                        f"see {self.log}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise SparkServerError(f"Spark Connect server not listening after "
                                        f"{START_TIMEOUT_S:.0f} s: see {self.log}")
             time.sleep(0.2)
-        return self
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
@@ -116,6 +131,28 @@ class SparkConnectServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def connect_port(url: str) -> int | None:
+    """The port of a `sc://127.0.0.1:PORT[/...]` URL this machine serves; None for another
+    host (nothing to wait for here)."""
+    match = re.fullmatch(r"sc://(127\.0\.0\.1|localhost):(\d+)(/.*)?", url)
+    return int(match.group(2)) if match else None
+
+
+def wait_listening(url: str, timeout_s: float) -> bool:
+    """Whether a local Connect server at `url` listens within `timeout_s` (a nightly's
+    server may still be starting when a run's check begins). Another host's URL: True,
+    its session says for itself whether it answers."""
+    port = connect_port(url)
+    if port is None:
+        return True
+    deadline = time.monotonic() + timeout_s
+    while not _answers(port):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 @contextlib.contextmanager

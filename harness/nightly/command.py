@@ -152,11 +152,12 @@ def nightly(
 
     # One Spark Connect server checks every run (harness/shared_spark.py); none for no run.
     with shared_checker(matrix.extra_args, log_dir, shared_spark and bool(matrix.cells)
-                        ) as extra_args:
-        matrix = dataclasses.replace(matrix, extra_args=extra_args)
+                        ) as checker:
 
         def start(cell: Cell, number: int) -> RunProcess | Attempt:
-            return launch(kchaos_argv, cell, matrix, results_dir, log_dir, number)
+            # Asked at each launch: a server that failed to start is no longer named.
+            launched = dataclasses.replace(matrix, extra_args=checker.extra_args)
+            return launch(kchaos_argv, cell, launched, results_dir, log_dir, number)
 
         done = run_matrix(matrix, budget_s, start, jobs=matrix.jobs,
                           start_check=lambda check: launch_check(check, log_dir))

@@ -34,7 +34,9 @@ ESTIMATE_FACTOR = 2.0
 # SIGTERM to SIGKILL: time for `kchaos run` to stop its pods and brokers and write its
 # report (pods are killed, not drained, when a run is aborted).
 STOP_GRACE_S = 60.0
-POLL_S = 0.5
+# How soon a finished run's place is given to the next: every second a place stands empty
+# is a second of the nightly's wall time.
+POLL_S = 0.1
 RUN_FOLDER = re.compile(r"^run folder:\s*(\S.*?)\s*$")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 

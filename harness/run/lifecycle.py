@@ -41,6 +41,8 @@ from harness.run.workload import Load, Workload, open_workload
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
+# The load starts once every pod is RUNNING: a coarser poll adds its half to every run.
+POD_READY_POLL_S = 0.1
 T = TypeVar("T")
 
 
@@ -209,7 +211,7 @@ class Run:
                 raise HarnessError(f"a pod exited at start: see {self.run_dir / 'pods'}")
             return False
 
-        if wait_until(all_running, POD_READY_TIMEOUT_S):
+        if wait_until(all_running, POD_READY_TIMEOUT_S, interval_s=POD_READY_POLL_S):
             return
         raise HarnessError(f"pods not RUNNING after {POD_READY_TIMEOUT_S:.0f}s: see pods/*/")
 

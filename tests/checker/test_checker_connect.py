@@ -24,8 +24,15 @@ from checker.session import (
     session_settings_for,
     shuffle_partitions_for,
 )
-from checker.spark_server import SparkConnectServer, SparkServerError, free_port
-from harness.shared_spark import shared_checker
+from checker.spark_server import (
+    SparkConnectServer,
+    SparkServerError,
+    connect_port,
+    free_port,
+    wait_listening,
+)
+from checker.warmup import write_empty_history
+from harness.shared_spark import SharedChecker, shared_checker
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,11 +59,26 @@ def test_adaptive_execution_only_for_large_histories(monkeypatch: pytest.MonkeyP
 
 def test_a_given_spark_master_wins_over_the_shared_server(tmp_path: Path) -> None:
     given = ("--rate", "50", "--spark-master", "local[2]")
-    with shared_checker(given, tmp_path) as args:
-        assert args == given
-    with shared_checker(("--rate", "50"), tmp_path, enabled=False) as args:
-        assert args == ("--rate", "50")
+    with shared_checker(given, tmp_path) as checker:
+        assert checker.extra_args == given
+    with shared_checker(("--rate", "50"), tmp_path, enabled=False) as checker:
+        assert checker.extra_args == ("--rate", "50")
     assert not (tmp_path / "spark-connect.log").exists()  # no server was started
+
+
+def test_runs_launched_after_the_shared_server_failed_start_their_own() -> None:
+    shared = SharedChecker(("--rate", "50"), "sc://127.0.0.1:4000")
+    assert shared.extra_args == ("--rate", "50", "--spark-master", "sc://127.0.0.1:4000")
+    shared.failed = "Spark Connect server exited 1: see spark-connect.log"
+    assert shared.extra_args == ("--rate", "50")
+
+
+def test_only_a_local_connect_url_is_waited_for() -> None:
+    assert connect_port("sc://127.0.0.1:15002") == 15002
+    assert connect_port("sc://localhost:15002/;user_id=x") == 15002
+    assert connect_port("sc://spark.example:15002") is None
+    assert wait_listening("sc://spark.example:15002", 0.0)  # its session answers for it
+    assert not wait_listening(f"sc://127.0.0.1:{free_port()}", 0.3)
 
 
 def test_a_server_that_cannot_start_says_where_its_log_is(tmp_path: Path) -> None:
@@ -106,4 +128,38 @@ def test_a_local_check_ignores_spark_connect_in_its_environment(tmp_path: Path) 
     proc = subprocess.run([sys.executable, "-m", "checker", str(run)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((run / "results.json").read_text())["verdict"] is True
+
+
+@pytest.mark.spark
+def test_the_warm_up_runs_every_ledger_check(spark: SparkSession, tmp_path: Path) -> None:
+    """The warm-up is worth its time only if its queries are the checks' own: on an empty
+    history none of them may fail before it ran (a schema it no longer matches would)."""
+    doc = check_history(write_empty_history(tmp_path / "history"), spark=spark)
+    assert doc["checks"], doc
+    failed = {name: r for name, r in doc["checks"].items() if "error" in r}
+    assert not failed, failed
+
+
+FALLBACK = """
+import sys
+from pathlib import Path
+import checker.check
+checker.check.CONNECT_WAIT_S = 1.0
+doc = checker.check.check_run(Path(sys.argv[1]), sys.argv[2])
+print(doc["figures"]["spark_master"], doc["figures"].get("spark_fallback", ""), sep="|")
+"""
+
+
+@pytest.mark.spark
+def test_a_connect_url_nobody_serves_is_checked_on_a_local_spark(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    generate(Params(seed=1)).write(run / "history")
+    nobody = f"sc://127.0.0.1:{free_port()}"
+    proc = subprocess.run([sys.executable, "-c", FALLBACK, str(run), nobody], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    master, why = proc.stdout.strip().splitlines()[-1].split("|")
+    assert master == "local[*]"
+    assert nobody in why
     assert json.loads((run / "results.json").read_text())["verdict"] is True

@@ -22,7 +22,7 @@ from harness.nightly import project_checks as checks_module
 from harness.nightly.command import NIGHTLY_JUNIT
 from harness.nightly.matrix import Cell, Matrix, ProjectCheck
 from harness.nightly.project_checks import JUNIT_SUITE, ROOT
-from harness.nightly.supervise import Attempt, run_matrix
+from harness.nightly.supervise import POLL_S, Attempt, run_matrix
 from harness.report.nightlies import INTERRUPTED, PASSED, CheckRecord, read_nightly
 
 FAKE = Path(__file__).resolve().parents[1] / "report" / "fake_kchaos.py"
@@ -89,7 +89,7 @@ class Clock:
         return self.now
 
     def sleep(self, seconds: float) -> None:
-        self.now += seconds
+        self.now = round(self.now + seconds, 6)  # polls of 0.1 s add up to whole seconds
 
 
 class Busy:
@@ -141,9 +141,9 @@ def test_checks_go_first_and_hold_a_place() -> None:
     start, start_check = _start(clock, log, 20.0)
     done = run_matrix(m, 1000.0, start, jobs=2, clock=clock, sleep=clock.sleep,
                       start_check=start_check)
-    # b's place goes to the first run at the next poll (0.5 s), then a's to the second.
-    assert log[:4] == ["0 start a", "0 start b", "10 end b", "10.5 start all"]
-    assert log[4:6] == ["20 end a", "20.5 start kill"]
+    # b's place goes to the first run at the next poll, then a's to the second.
+    assert log[:4] == ["0 start a", "0 start b", "10 end b", f"{10 + POLL_S:g} start all"]
+    assert log[4:6] == ["20 end a", f"{20 + POLL_S:g} start kill"]
     assert [c.name for c in done.checks] == ["a", "b"] and len(done.attempts) == 2
     # Without a check launcher (the older callers) the checks are not run at all.
     done = run_matrix(m, 1000.0, start, clock=clock, sleep=clock.sleep)
