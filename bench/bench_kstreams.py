@@ -7,6 +7,10 @@
         per folder of runs (one version + setting each): runs, runs with each anomaly class,
         detection rate, and start-to-RUNNING after each SIGKILL (restart to the restarted
         pod's client-state RUNNING)
+    .venv/bin/python bench/bench_kstreams.py start [--versions 2.1.1,2.2.2,...] [--times 3]
+        per release: a fault-free run's start to RUNNING (the pods' processes started to
+        every pod's client-state RUNNING: JVM, topology, rebalance, restore of nothing),
+        median and range over --times runs; the app build is cached first, not counted
     .venv/bin/python bench/bench_kstreams.py throughput [--rate 600] [--time-limit 20]
         profile `none`, one pod, two threads, exactly_once_v2, for the Python worker and the
         Kafka Streams app: outputs per second of load, drain time, input-to-output latency
@@ -107,6 +111,35 @@ def bench_runs(folders: list[Path]) -> None:
     console.print(table)
 
 
+START_VERSIONS = ("2.1.1", "2.2.2", "3.6.2", "3.7.0", "4.1.2", "4.2.2")
+
+
+def bench_start(versions: list[str], times: int) -> None:
+    from harness.run.command import execute
+    from harness.run.config import resolve
+    from harness.sut import kstreams
+
+    table = Table(title="Kafka Streams start to RUNNING, fault-free runs (profile none)")
+    for column in ("release", "generation", "pods x threads", "runs", "median s", "min s",
+                   "max s"):
+        table.add_column(column, justify="right")
+    with tempfile.TemporaryDirectory(prefix="kchaos-bench-") as results:
+        for version in versions:
+            kstreams.build(version)  # cached: the build is not the start
+            seconds, shape = [], ""
+            for seed in range(1, times + 1):
+                config = resolve({"sut": "kstreams", "kstreams_version": version,
+                                  "profile": "none", "seed": seed, "time_limit_s": 10.0})
+                shape = f"{config.pods} x {config.threads}"
+                outcome = execute(config, Path(results))
+                info = json.loads((outcome.run_dir / "run.json").read_text())
+                seconds.append(float(info["timings"]["setup_parts"]["pods_s"]))
+            table.add_row(version, kstreams.generation(version).name, shape, str(len(seconds)),
+                          f"{statistics.median(seconds):.1f}", f"{min(seconds):.1f}",
+                          f"{max(seconds):.1f}")
+    console.print(table)
+
+
 def bench_throughput(rate: float, time_limit: float) -> None:
     import pyarrow.parquet as pq
 
@@ -146,6 +179,9 @@ def main() -> None:
     b.add_argument("--version", default=None)
     r = sub.add_parser("runs")
     r.add_argument("folders", nargs="+", type=Path)
+    st = sub.add_parser("start")
+    st.add_argument("--versions", default=",".join(START_VERSIONS))
+    st.add_argument("--times", type=int, default=3)
     t = sub.add_parser("throughput")
     t.add_argument("--rate", type=float, default=600.0)
     t.add_argument("--time-limit", type=float, default=20.0)
@@ -156,6 +192,8 @@ def main() -> None:
         bench_build(args.version or default_version())
     elif args.what == "runs":
         bench_runs(args.folders)
+    elif args.what == "start":
+        bench_start(args.versions.split(","), args.times)
     else:
         bench_throughput(args.rate, args.time_limit)
 
