@@ -13,17 +13,16 @@ import fcntl
 import hashlib
 import json
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.kafka.jars import cache_root, require_tool
+from harness.kafka.jars import cache_root
+from harness.maven import run_maven
 from harness.sut.kstreams import sources_digest
 
 COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.-]+$")
 COMPLETE_MARKER = ".complete"
-MVN_HINT = "install Maven (e.g. `apt-get install maven`) to build or fetch the app"
 # The pom that fetches a coordinate with its runtime dependencies (not Kafka's own).
 FETCH_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -62,13 +61,7 @@ def app_jars(app: str) -> tuple[Path, ...]:
 
 
 def _maven(args: list[str], folder: Path, what: str) -> None:
-    mvn = require_tool("mvn", MVN_HINT)
-    result = subprocess.run([mvn, "-q", "-B", *args], capture_output=True, text=True)
-    (folder / "build.log").write_text(result.stdout + result.stderr)
-    if result.returncode != 0:
-        errors = [ln for ln in (result.stdout + result.stderr).splitlines() if "ERROR" in ln]
-        first = (errors or ["no output"])[0].strip()[:300]
-        raise UsageError(f"could not {what} ({first}); log: {folder / 'build.log'}")
+    run_maven(args, folder / "build.log", what)
 
 
 def _cached(name: str, make: Callable[[Path], None]) -> tuple[Path, ...]:

@@ -16,14 +16,14 @@ import fcntl
 import hashlib
 import os
 import re
-import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.kafka.jars import cache_root, require_java, require_tool
+from harness.kafka.jars import cache_root, require_java
+from harness.maven import run_maven
 from harness.sut.base import PodPaths, PodSettings
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
@@ -119,27 +119,16 @@ def build(version: str) -> Build:
     folder = cache_root() / f"kstreams-app-{version}-{sources_digest(tree.app_dir)}"
     if (folder / COMPLETE_MARKER).exists():
         return Build(folder, 0.0, tree.jar)
-    mvn = require_tool("mvn", "install Maven (e.g. `apt-get install maven`) to build the app")
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f".kstreams-app-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # parallel runs: one builds, the others wait
         if (folder / COMPLETE_MARKER).exists():
             return Build(folder, 0.0, tree.jar)
         started = time.monotonic()
-        result = subprocess.run(
-            [mvn, "-q", "-B", "-f", str(tree.pom), "package", f"-Dkafka.streams.version={version}",
-             f"-Dkchaos.build.dir={folder}"],
-            capture_output=True, text=True,
-        )
-        (folder / "build.log").write_text(result.stdout + result.stderr)
-        if result.returncode != 0:
-            errors = [ln for ln in (result.stdout + result.stderr).splitlines() if "ERROR" in ln]
-            first = (errors or ["no output"])[0].strip()[:300]
-            raise UsageError(
-                f"could not build the Kafka Streams {version} app ({first}); is "
-                f"org.apache.kafka:kafka-streams:{version} on Maven Central? "
-                f"log: {folder / 'build.log'}"
-            )
+        run_maven(["-f", str(tree.pom), "package", f"-Dkafka.streams.version={version}",
+                   f"-Dkchaos.build.dir={folder}"], folder / "build.log",
+                  f"build the Kafka Streams {version} app",
+                  f"is org.apache.kafka:kafka-streams:{version} on Maven Central?")
         seconds = round(time.monotonic() - started, 1)
         (folder / COMPLETE_MARKER).write_text(f"{version} {seconds} {tree.name}\n")
     return Build(folder, seconds, tree.jar)
