@@ -45,7 +45,7 @@ def open_platform(
     """`own_network`: the plan has network faults (local: namespaces, bridge, veths).
     `storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem."""
     if name == "docker":
-        return _docker(run_dir, settings, nodes, brokers)
+        return _docker(run_dir, sut, settings, nodes, brokers)
     from harness.kafka.cluster import KafkaCluster
     from harness.platforms.local import LocalPlatform
     from harness.platforms.local_network import RunNetwork
@@ -116,8 +116,6 @@ def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),
                      bootstrap: str | None = None) -> None:
     """Fail at once, before a run folder exists, if the platform cannot run here, cannot
     run the SUT, or cannot apply one of the plan's fault kinds."""
-    if name == "docker" and sut != "python":
-        raise UsageError(f"--sut {sut} runs on --platform local only (its image is not built)")
     kinds = set(faults)
     refused = sorted(kinds & UNSUPPORTED_FAULTS.get(name, set()))
     if refused:
@@ -138,7 +136,8 @@ def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),
         require_engine()
 
 
-def _docker(run_dir: Path, settings: PodSettings, nodes: int, brokers: int) -> Placement:
+def _docker(run_dir: Path, sut: SystemUnderTest, settings: PodSettings, nodes: int,
+            brokers: int) -> Placement:
     from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
     from harness.platforms.docker_network import DockerNetwork
 
@@ -148,6 +147,7 @@ def _docker(run_dir: Path, settings: PodSettings, nodes: int, brokers: int) -> P
         platform = DockerPlatform(
             run_dir, replace(settings, bootstrap=kafka.internal_bootstrap), nodes,
             run_id=run_dir.name, bootstrap=kafka.internal_bootstrap, network=kafka.network,
+            sut=sut,
         )
     except BaseException:
         # No Placement yet, so no teardown: brokers that never got ready go here.

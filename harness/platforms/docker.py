@@ -39,8 +39,13 @@ from harness.platforms import docker_specs as specs
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
 from harness.platforms.docker_engine import cleanup_run, require_engine
 from harness.platforms.docker_images import ensure_kafka_image, ensure_worker_image
-from harness.platforms.docker_specs import kafka_container_spec, pod_container_spec, pod_volume_spec
-from harness.sut.base import PodSettings
+from harness.platforms.docker_specs import (
+    CONTAINER_PATHS,
+    kafka_container_spec,
+    pod_container_spec,
+    pod_volume_spec,
+)
+from harness.sut.base import PodImage, PodSettings, SystemUnderTest
 
 # -- brokers ------------------------------------------------------------------------------
 
@@ -168,12 +173,14 @@ class DockerPlatform(PodInventory):
                  run_id: str | None = None, client: docker.DockerClient | None = None,
                  image: str | None = None, network: str | None = None,
                  bootstrap: str | None = None, host_volumes: bool = True,
-                 user: str | None = None) -> None:
+                 user: str | None = None, sut: SystemUnderTest | None = None) -> None:
         super().__init__(run_dir, node_count)
         self.run_id = run_id or run_dir.name
         self.worker = replace(worker, bootstrap=bootstrap) if bootstrap else worker
         self.client = client or engine.docker_client()
-        self.image = image or images.ensure_worker_image(images.build_client())
+        self.sut = sut  # None: the Python worker in its image
+        self.image = image or images.ensure_pod_image(
+            images.build_client(), sut.pod_image() if sut is not None else PodImage("worker"))
         self.network = network or specs.default_network(self.run_id)
         self.host_volumes = host_volumes
         self.user = user if user is not None else f"{os.getuid()}:{os.getgid()}"
@@ -207,9 +214,12 @@ class DockerPlatform(PodInventory):
             if pod.running:
                 return
             volume_name = self._ensure_volume(name)
+            sut = self.sut
             spec = pod_container_spec(
                 self.run_id, name, pod.node, self.worker, self.image, self.network,
                 volume_name, self.pod_dir(name), pod.incarnation + 1, self.user,
+                sut.container_command(self.worker, name, CONTAINER_PATHS) if sut else None,
+                sut.env() if sut else None,
             )
             container = self.client.containers.run(**spec)
             container.reload()
@@ -338,7 +348,9 @@ class DockerPlatform(PodInventory):
             pod.exit_codes.append(code)
         try:
             output = container.logs(stdout=True, stderr=True)
-            container.remove(force=True)
+            # v: its anonymous volumes too (a Java pod's image inherits the broker image's
+            # data VOLUME); the pod's named state volume stays.
+            container.remove(force=True, v=True)
         except NotFound:
             output = b""
         trailer = f"[kchaos] container {container.name} exited with code {code}\n".encode()

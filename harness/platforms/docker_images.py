@@ -7,7 +7,10 @@
   fetched from Maven (one version pin); rebuilt when its inputs change (a label holds
   their hash);
 - worker `kchaos-worker:<hash of its inputs>`: the repo's Dockerfile, the worker's
-  dependencies only.
+  dependencies only;
+- a Java pod `kchaos-jvm-app:<hash of its inputs>` (Kafka Streams SUTs): the broker image's
+  Java runtime and the jars of the app's build (dockerfiles/jvm-app.Dockerfile), built the
+  first time a run needs it.
 
 `python -m harness.platforms.docker_images` (make images) builds all three and prints how
 long each took. A failed build is one line naming its log (HarnessError, exit 255).
@@ -30,11 +33,14 @@ from docker.errors import BuildError, DockerException, ImageNotFound
 from harness.errors import HarnessError, UsageError
 from harness.kafka.jars import LOG4J_CONFIG, kafka_libs, kafka_version
 from harness.platforms import docker_specs as specs
+from harness.sut.base import PodImage
 
 DEFAULT_BASE = "kchaos-base:bookworm"
 BASE_SCRIPT = specs.REPO_ROOT / "scripts" / "docker-base.sh"
 KAFKA_DOCKERFILE = specs.REPO_ROOT / "dockerfiles" / "kafka.Dockerfile"
 KAFKA_RUN = specs.REPO_ROOT / "dockerfiles" / "kafka-run.sh"
+JVM_APP_DOCKERFILE = specs.REPO_ROOT / "dockerfiles" / "jvm-app.Dockerfile"
+JVM_APP_IMAGE_REPO = "kchaos-jvm-app"
 CERTS_DIR = specs.REPO_ROOT / "dockerfiles" / "certs"
 HOST_CA_DIR = Path("/usr/local/share/ca-certificates")  # Debian's extra CAs
 LABEL_INPUTS = "kchaos.inputs"
@@ -98,6 +104,26 @@ def ensure_worker_image(client: docker.DockerClient, tag: str | None = None,
     copy_host_certificates()
     _build(client, specs.REPO_ROOT, "Dockerfile", tag, base,
            {specs.LABEL_ROLE: "worker-image"}, nocache)
+    return tag
+
+
+def ensure_pod_image(client: docker.DockerClient, image: PodImage) -> str:
+    """The image of a SUT's pods: the worker's, or a Java runtime with the SUT's jars."""
+    if image.runtime == "worker":
+        return ensure_worker_image(client)
+    runtime = ensure_kafka_image(client)
+    inputs = _digest([JVM_APP_DOCKERFILE, *image.jars], extra=[runtime])
+    tag = f"{JVM_APP_IMAGE_REPO}:{inputs}"
+    if _exists(client, tag):
+        return tag
+    with tempfile.TemporaryDirectory(prefix="kchaos-jvm-app-image-") as tmp:
+        context = Path(tmp)
+        shutil.copy(JVM_APP_DOCKERFILE, context / "Dockerfile")
+        (context / "app").mkdir()
+        for jar in image.jars:
+            shutil.copy(jar, context / "app" / jar.name)
+        _build(client, context, "Dockerfile", tag, runtime,
+               {LABEL_INPUTS: inputs, specs.LABEL_ROLE: "jvm-app-image"})
     return tag
 
 

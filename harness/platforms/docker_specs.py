@@ -126,17 +126,19 @@ def kafka_container_spec(
     }
 
 
+CONTAINER_PATHS = PodPaths(STATE_MOUNT, f"{POD_MOUNT}/{TRACE_FILE}", f"{POD_MOUNT}/{CONTROL_FILE}")
+
+
 def pod_container_spec(
     run_id: str, pod: str, node: str, worker_config: PodSettings, image: str, network: str,
     volume_name: str, pod_dir: Path, incarnation: int = 1, user: str | None = None,
+    command: list[str] | None = None, environment: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """One start of a pod: the image's entrypoint is `python -m workloads.worker`, the
-    command is PodSettings.argv with the container's paths."""
+    """One start of a pod. `command` is what the image's entrypoint is given (the SUT's
+    container_command with CONTAINER_PATHS); None: the worker image's, PodSettings.argv."""
     spec: dict[str, Any] = {
         "image": image,
-        "command": worker_config.argv(
-            pod, PodPaths(STATE_MOUNT, f"{POD_MOUNT}/{TRACE_FILE}", f"{POD_MOUNT}/{CONTROL_FILE}")
-        ),
+        "command": command if command is not None else worker_config.argv(pod, CONTAINER_PATHS),
         "name": pod_container_name(run_id, pod, incarnation),
         "hostname": safe_name(pod),
         "labels": {
@@ -150,9 +152,9 @@ def pod_container_spec(
             # (`--results-dir results` is relative).
             str(pod_dir.absolute()): {"bind": POD_MOUNT, "mode": "rw"},
         },
-        "environment": {"PYTHONUNBUFFERED": "1"},
+        "environment": environment if environment is not None else {"PYTHONUNBUFFERED": "1"},
         "pid_mode": "host",
-        "stop_signal": "SIGTERM",  # the worker's handler closes cleanly (checkpoints)
+        "stop_signal": "SIGTERM",  # the pod's handler closes cleanly (checkpoints)
         "detach": True,
     }
     if user is not None:

@@ -14,13 +14,14 @@ import json
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.app.build import app_jars, check_app
 from harness.app.spec import InputSpec
 from harness.errors import UsageError
 from harness.kafka.jars import require_java
 from harness.sut import kstreams
-from harness.sut.base import PodPaths, PodSettings
+from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings
 
 LAUNCHER_CLASS = "dev.kchaos.kstreams.AppLauncher"
 # The release an app runs on unless --kstreams-version says: the newest kchaos has run
@@ -126,10 +127,19 @@ class UserApp:
                              f"({exc}): rebuild with `make setup`") from exc
 
     def command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
+        return self._java(require_java(), ":".join(self.classpath), settings, pod, paths)
+
+    def pod_image(self) -> PodImage:
+        return PodImage("jvm", tuple(Path(j) for j in self.classpath))
+
+    def container_command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
+        return self._java("java", f"{CONTAINER_APP_DIR}/*", settings, pod, paths)
+
+    def _java(self, java: str, classpath: str, settings: PodSettings, pod: str,
+              paths: PodPaths) -> list[str]:
         extra = [arg for setting in self.streams_config for arg in ("--streams-config", setting)]
-        return [require_java(), "-Xms64m", "-Xmx384m", "-cp", ":".join(self.classpath),
-                LAUNCHER_CLASS, "pod", "--app-class", self.app_class,
-                *settings.argv(pod, paths), *extra]
+        return [java, "-Xms64m", "-Xmx384m", "-cp", classpath, LAUNCHER_CLASS, "pod",
+                "--app-class", self.app_class, *settings.argv(pod, paths), *extra]
 
     def env(self) -> dict[str, str]:
         return {}

@@ -1,7 +1,8 @@
 """The seam between the harness and the system under test (SUT): what runs in each pod.
 
 A SUT says how to prepare itself (build, once per version, cached), the command line of
-one pod, which fault kinds it can take and which checks cannot be judged for it. Every
+one pod (a process, or a container and what it is made of), which fault kinds it can take
+and which checks cannot be judged for it. Every
 SUT speaks the same pod command-line contract (`PodSettings.argv`: the flags of
 `python -m workloads.worker`), writes the same trace format and the same ledger topics,
 so platforms, the nemesis and the checker need nothing else from it.
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Protocol
+from pathlib import Path
+from typing import Literal, Protocol
 
 from faults.model import Plan
 from harness.errors import UsageError
@@ -86,6 +88,18 @@ ONLY_WHEN_SET = frozenset({"session_timeout_ms", "transaction_timeout_ms", "max_
                            "restore_max_poll_records"})
 
 
+@dataclass(frozen=True)
+class PodImage:
+    """What a pod's container is made of on the docker platform: the kchaos worker image
+    ("worker"), or a Java runtime with `jars` in CONTAINER_APP_DIR ("jvm")."""
+
+    runtime: Literal["worker", "jvm"]
+    jars: tuple[Path, ...] = ()
+
+
+CONTAINER_APP_DIR = "/opt/kchaos-app"
+
+
 class SystemUnderTest(Protocol):
     name: str
     # Fault kinds this SUT cannot take, each with the reason (said when refusing a plan).
@@ -106,6 +120,15 @@ class SystemUnderTest(Protocol):
 
     def env(self) -> dict[str, str]:
         """Environment variables the pod needs on top of the harness's."""
+        ...
+
+    def pod_image(self) -> PodImage:
+        """Its pods' image on the docker platform (built by the platform on first use);
+        UsageError if its pods cannot run in a container."""
+        ...
+
+    def container_command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
+        """What the image's entrypoint is given, with the container's paths."""
         ...
 
 

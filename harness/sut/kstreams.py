@@ -24,7 +24,7 @@ from pathlib import Path
 from harness.errors import UsageError
 from harness.kafka.jars import cache_root, require_java
 from harness.maven import run_maven
-from harness.sut.base import PodPaths, PodSettings
+from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
 APP_DIR = WORKLOADS / "kstreams"
@@ -107,9 +107,13 @@ class Build:
     jar: str = GENERATIONS[0].jar
 
     @property
+    def jars(self) -> tuple[Path, ...]:
+        """The app's jar first, then its dependencies."""
+        return (self.folder / self.jar, *sorted((self.folder / "libs").glob("*.jar")))
+
+    @property
     def classpath(self) -> str:
-        app = self.folder / self.jar
-        return os.pathsep.join(str(j) for j in [app, *sorted((self.folder / "libs").glob("*.jar"))])
+        return os.pathsep.join(str(j) for j in self.jars)
 
 
 def build(version: str) -> Build:
@@ -169,8 +173,18 @@ class KafkaStreamsApp:
         return self._build
 
     def command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
+        return self._java(require_java(), self.built.classpath, settings, pod, paths)
+
+    def pod_image(self) -> PodImage:
+        return PodImage("jvm", self.built.jars)
+
+    def container_command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
+        return self._java("java", f"{CONTAINER_APP_DIR}/*", settings, pod, paths)
+
+    def _java(self, java: str, classpath: str, settings: PodSettings, pod: str,
+              paths: PodPaths) -> list[str]:
         extra = [arg for setting in self.streams_config for arg in ("--streams-config", setting)]
-        return [require_java(), "-Xms64m", "-Xmx384m", "-cp", self.built.classpath, MAIN_CLASS,
+        return [java, "-Xms64m", "-Xmx384m", "-cp", classpath, MAIN_CLASS,
                 *settings.argv(pod, paths), *extra]
 
     def env(self) -> dict[str, str]:

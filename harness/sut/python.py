@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-from harness.sut.base import PodPaths, PodSettings
+from harness.sut.base import PodImage, PodPaths, PodSettings
 
 WORKER_MODULE = "workloads.worker"
 
@@ -24,3 +24,9 @@ class PythonWorker:
 
     def env(self) -> dict[str, str]:
         return {"PYTHONUNBUFFERED": "1"}
+
+    def pod_image(self) -> PodImage:
+        return PodImage("worker")
+
+    def container_command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
+        return settings.argv(pod, paths)  # the worker image's entrypoint is the worker

@@ -27,8 +27,6 @@ SPEC = str(EXAMPLES / "wordcount.yaml")
      "3.7 or later"),
     (["--sut", "app", "--app", str(EXAMPLES), "--input", SPEC, "--bugs", "KAFKA-7672"],
      "switches of the Python worker"),
-    (["--sut", "app", "--app", str(EXAMPLES), "--input", SPEC, "--platform", "docker"],
-     "runs on --platform local only"),
     (["--oracle"], "--oracle judges the ledger app on Kafka Streams"),
     (["--sut", "kstreams", "--oracle", "--kstreams-version", "3.6.2"], "3.7.0 or newer"),
 ])

@@ -21,6 +21,7 @@ from harness.platforms.docker import (
     require_engine,
 )
 from harness.platforms.docker_specs import (
+    CONTAINER_PATHS,
     KAFKA_DATA_DIR,
     POD_MOUNT,
     STATE_MOUNT,
@@ -29,7 +30,9 @@ from harness.platforms.docker_specs import (
     safe_name,
     worker_image_tag,
 )
-from harness.sut.base import PodPaths, PodSettings
+from harness.sut.base import CONTAINER_APP_DIR, PodPaths, PodSettings
+from harness.sut.kstreams import KafkaStreamsApp
+from harness.sut.python import PythonWorker
 
 WORKER = PodSettings(bootstrap="kchaos-r1-kafka-1:19092", application_id="ledger-app",
                       threads=2, standbys=1, guarantee="exactly_once_v2", bugs=("KAFKA-20685",))
@@ -57,6 +60,24 @@ def test_pod_command_is_worker_argv_with_container_paths(tmp_path: Path) -> None
         "pod-0", PodPaths(STATE_MOUNT, f"{POD_MOUNT}/trace.jsonl", f"{POD_MOUNT}/control.json")
     )
     assert "entrypoint" not in spec  # the image's: python -m workloads.worker
+
+
+def test_a_java_pod_runs_its_whole_java_command_from_the_image(tmp_path: Path) -> None:
+    """A Kafka Streams SUT's container: the jvm-app image (no entrypoint), `java` from the
+    image's runtime, its jars under CONTAINER_APP_DIR, the same pod flags as the worker."""
+    app = KafkaStreamsApp("4.2.2", ("max.poll.records=50",))
+    command = app.container_command(WORKER, "pod-0", CONTAINER_PATHS)
+    assert command[:5] == ["java", "-Xms64m", "-Xmx384m", "-cp", f"{CONTAINER_APP_DIR}/*"]
+    assert command[6:-2] == WORKER.argv("pod-0", CONTAINER_PATHS)
+    assert command[-2:] == ["--streams-config", "max.poll.records=50"]
+    spec = pod_spec(tmp_path, image="kchaos-jvm-app:abc", command=command,
+                    environment=app.env())
+    assert spec["command"] == command
+    assert spec["environment"] == {}
+    assert engine_payload(spec)["command"] == command
+    assert app.pod_image().runtime == "jvm"
+    worker = PythonWorker().container_command(WORKER, "pod-0", CONTAINER_PATHS)
+    assert worker == WORKER.argv("pod-0", CONTAINER_PATHS)  # the worker image's entrypoint
 
 
 def test_pod_labels_find_it_and_record_its_node(tmp_path: Path) -> None:

@@ -137,3 +137,22 @@ def test_switch_is_caught_on_docker(bug: str, results: Path, spark_url: str,
     assert planned(replay) == planned(run_dir)
     assert json.loads((replay / "run.json").read_text())["config"]["platform"] == "docker"
     assert_nothing_left(engine, replay)
+
+
+@pytest.mark.timeout(900)
+def test_kafka_streams_runs_in_containers_too(results: Path, spark_url: str,
+                                              engine: docker.DockerClient) -> None:
+    """`--sut kstreams` on docker: the ledger app's pods are containers of the jvm-app
+    image (the broker image's Java runtime and the app's jars), killed by the engine, and
+    the fixed release is valid there as on local."""
+    code, run_dir, _ = kchaos(results, "run", "--platform", "docker", "--sut", "kstreams",
+                              "--kstreams-version", "4.2.2", "--profile", "kill",
+                              "--seed", SEED, "--time-limit", DEFAULT_TIME_LIMIT_S,
+                              "--spark-master", spark_url)
+    result = outcome(run_dir)
+    assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
+    assert [s["fault"] for s in steps(run_dir)].count("kill") >= 1
+    log = (run_dir / "pods" / "pod-0" / "worker.log").read_text()
+    assert "[kchaos] container kchaos-" in log  # a container's output, appended at its exit
+    assert "StreamThread" in log  # Kafka Streams', not the Python worker's
+    assert_nothing_left(engine, run_dir)

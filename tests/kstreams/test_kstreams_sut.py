@@ -58,7 +58,6 @@ def test_a_release_that_is_no_version_is_refused() -> None:
     ["--sut", "kstreams", "--bugs", "KAFKA-20685"],
     ["--kstreams-version", "4.1.2"],  # without --sut kstreams
     ["--sut", "kstreams", "--streams-config", "no-equals-sign"],
-    ["--sut", "kstreams", "--platform", "docker"],
 ])
 def test_bad_options_are_one_line_254_and_no_run_folder(
     tmp_path: Path, args: list[str], capsys: pytest.CaptureFixture[str]
