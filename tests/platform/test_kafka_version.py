@@ -124,3 +124,26 @@ def test_an_old_run_json_without_the_setting_replays_on_the_pin(tmp_path: Path) 
     (run_dir / "run.json").write_text(json.dumps(info))
     config, _ = read_config_and_plan(run_dir)
     assert config.kafka_version is None
+
+
+def test_docker_brokers_take_the_image_of_the_runs_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No engine: the image asked for (built per release from its jars) is the run's."""
+    from harness.platforms import docker as docker_platform
+    from harness.platforms import docker_images, docker_specs
+
+    asked: list[str | None] = []
+
+    def ensure(client: object, tag: str | None = None, nocache: bool = False,
+               version: str | None = None) -> str:
+        asked.append(version)
+        return docker_specs.kafka_image(version)
+
+    monkeypatch.setattr(docker_images, "ensure_kafka_image", ensure)
+    monkeypatch.setattr(docker_images, "build_client", lambda: None)
+    kafka = docker_platform.DockerKafka(tmp_path, "r1", 1, client=object(),  # type: ignore[arg-type]
+                                        version="3.9.1")
+    assert (asked, kafka.image) == (["3.9.1"], "kchaos-kafka:3.9.1")
+    pinned = docker_platform.DockerKafka(tmp_path, "r2", 1, client=object())  # type: ignore[arg-type]
+    assert pinned.image == f"kchaos-kafka:{kafka_version()}"
