@@ -22,13 +22,19 @@ from harness.errors import (
     exit_code_for_exception,
 )
 from harness.results import DEFAULT_RESULTS_DIR
-from harness.run.options import Parser, add_run_arguments, explicit_settings
+from harness.run.options import (
+    KAFKA_VERSION_HELP,
+    Parser,
+    add_run_arguments,
+    explicit_settings,
+)
 
 Handler = Callable[[argparse.Namespace], int]
 def _kafka_up(args: argparse.Namespace) -> int:
     from harness.kafka import commands
 
-    return commands.up(args.results_dir, commands.validate_brokers(args.brokers))
+    return commands.up(args.results_dir, commands.validate_brokers(args.brokers),
+                       commands.validate_version(args.kafka_version))
 
 
 def _kafka_status(args: argparse.Namespace) -> int:
@@ -40,7 +46,7 @@ def _kafka_status(args: argparse.Namespace) -> int:
 def _kafka_fetch(args: argparse.Namespace) -> int:
     from harness.kafka import commands
 
-    return commands.fetch()
+    return commands.fetch(commands.validate_version(args.kafka_version))
 
 
 def _clean(args: argparse.Namespace) -> int:
@@ -190,13 +196,16 @@ def build_parser() -> Parser:
     kafka_commands = kafka.add_subparsers(dest="kafka_command", required=True, parser_class=Parser)
     up = kafka_commands.add_parser("up", help="start a cluster; runs until Ctrl-C")
     up.add_argument("--brokers", type=int, default=1, help="1 (default) or 3 KRaft nodes")
+    up.add_argument("--kafka-version", default=None,
+                    help=f"the brokers' Kafka release {KAFKA_VERSION_HELP}")
     up.set_defaults(handler=_kafka_up)
     kafka_commands.add_parser("status", help="clusters started by kchaos").set_defaults(
         handler=_kafka_status
     )
-    kafka_commands.add_parser("fetch", help="fetch the Kafka jars into the cache").set_defaults(
-        handler=_kafka_fetch
-    )
+    fetch = kafka_commands.add_parser("fetch", help="fetch the Kafka jars into the cache")
+    fetch.add_argument("--kafka-version", default=None,
+                       help=f"the Kafka release to fetch {KAFKA_VERSION_HELP}")
+    fetch.set_defaults(handler=_kafka_fetch)
 
     run = commands.add_parser("run", help="one chaos run, ending in a verdict and a report")
     add_run_arguments(run)

@@ -135,6 +135,8 @@ class KafkaCluster:
     warm_start: bool = True  # class-data sharing archive and storage template
     dump_archive: Path | None = None  # a training broker: write its classes here on exit
     warm_used: dict[str, str] = field(default_factory=dict)  # what the warm start used
+    # The broker's Kafka release (`kchaos run --kafka-version`); pom.xml's pin by default.
+    version: str = field(default_factory=kafka_version)
     _archive_flags: list[str] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -168,7 +170,7 @@ class KafkaCluster:
 
     def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
         java = require_java()
-        libs = kafka_libs()
+        libs = kafka_libs(self.version)
         self._write_properties()
         started = time.monotonic()
         self.start_seconds = {}
@@ -190,7 +192,7 @@ class KafkaCluster:
     def prepare(self) -> dict[str, str]:
         """Make this shape's warm start (class archive, storage template) without
         starting the cluster: `kchaos kafka fetch` does, so a first run does not."""
-        java, libs = require_java(), kafka_libs()
+        java, libs = require_java(), kafka_libs(self.version)
         self._write_properties()
         self.prepare_archive(java, libs)
         self.warm_used["storage_template"] = str(self._storage_template(java, libs) or "")
@@ -199,14 +201,15 @@ class KafkaCluster:
     def prepare_archive(self, java: str, libs: Path) -> None:
         """Use the broker class archive, training it first (a 1-node broker started and
         stopped once per JDK and Kafka jars) if it is missing; never fails a start."""
-        archive = broker_archive(java, libs, self._jvm_flags(quick=False))
+        archive = broker_archive(java, libs, self._jvm_flags(quick=False), self.version)
         self.warm_used["jvm_archive"] = archive.ensure(self._train_archive)
         self._archive_flags = archive.flags_to_use()
         self.warm_used["jvm_archive_path"] = str(archive.path) if self._archive_flags else ""
 
     def _train_archive(self, temporary: Path) -> None:
         trainer = KafkaCluster(self.run_dir / "kafka" / "jvm-archive-training", self.registry,
-                               heap=self.heap, warm_start=False, dump_archive=temporary)
+                               heap=self.heap, warm_start=False, dump_archive=temporary,
+                               version=self.version)
         try:
             trainer.start()
         finally:
@@ -238,7 +241,7 @@ class KafkaCluster:
         """Start a stopped or killed broker again on the same data and ports."""
         node = self.node(node_id)
         if node.pid is None:  # with the archive of the first start, if it had one
-            self._launch(require_java(), kafka_libs(), node)
+            self._launch(require_java(), kafka_libs(self.version), node)
             self._save()
         self.wait_ready(timeout_s, expected=self.running_ids())
 
@@ -323,7 +326,7 @@ class KafkaCluster:
 
     def _storage_template(self, java: str, libs: Path) -> Path | None:
         properties = self.nodes[0].properties_path.read_text()
-        templates = kafka_cache() / "storage-templates"
+        templates = kafka_cache(self.version) / "storage-templates"
 
         def format_into(folder: Path) -> None:
             config = templates / f"{folder.name}.properties"
@@ -333,7 +336,7 @@ class KafkaCluster:
             finally:
                 config.unlink(missing_ok=True)
 
-        key = storage_template.template_key(kafka_version(), properties)
+        key = storage_template.template_key(self.version, properties)
         try:
             return storage_template.ensure_template(templates, key, format_into)
         except OSError:  # e.g. a cache that cannot be written: format each node as before
@@ -373,7 +376,7 @@ class KafkaCluster:
 
     def _save(self) -> None:
         info = {
-            "version": kafka_version(),
+            "version": self.version,
             "cluster_id": self.cluster_id,
             "bootstrap": self.bootstrap,
             "start_seconds": self.start_seconds,

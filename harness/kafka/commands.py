@@ -13,15 +13,17 @@ from kafka.errors import KafkaError
 from harness.console import err, out
 from harness.errors import UsageError
 from harness.kafka.cluster import CLUSTER_FILE, KafkaCluster, describe_brokers
-from harness.kafka.jars import kafka_libs, kafka_version
+from harness.kafka.jars import check_kafka_version, kafka_libs, kafka_version
 from harness.procs import ProcessRegistry, is_same_process, load_records
 from harness.results import new_run_dir, read_json
 
 
-def fetch() -> int:
-    with err.status(f"fetching Kafka {kafka_version()} jars from Maven Central"):
-        libs = kafka_libs()
-    out.print(f"Kafka {kafka_version()} jars in {libs}")
+def fetch(version: str | None = None) -> int:
+    """The jars of Kafka `version` (default: the pinned one) and its broker warm start."""
+    version = version or kafka_version()
+    with err.status(f"fetching Kafka {version} jars from Maven Central"):
+        libs = kafka_libs(version)
+    out.print(f"Kafka {version} jars in {libs}")
     if shutil.which("java") is None:
         out.print("no java on PATH: the broker warm start is made on the first start")
         return 0
@@ -29,7 +31,8 @@ def fetch() -> int:
         registry = ProcessRegistry(Path(tmp))
         try:
             with err.status("preparing broker warm starts (class archive, storage templates)"):
-                used = [KafkaCluster(Path(tmp) / f"size-{n}", registry, size=n).prepare()
+                used = [KafkaCluster(Path(tmp) / f"size-{n}", registry, size=n,
+                                     version=version).prepare()
                         for n in (1, 3)]
         finally:
             registry.stop_all()
@@ -38,11 +41,14 @@ def fetch() -> int:
     return 0
 
 
-def up(results_dir: Path, brokers: int) -> int:
-    """Start a cluster and keep it until Ctrl-C (or SIGTERM)."""
+def up(results_dir: Path, brokers: int, version: str | None = None) -> int:
+    """Start a cluster of Kafka `version` (default: the pinned one) and keep it until
+    Ctrl-C (or SIGTERM)."""
+    version = version or kafka_version()
+    kafka_libs(version)  # a release Maven Central does not serve: said before the folder
     run_dir = new_run_dir(results_dir, f"kafka-{brokers}")
     registry = ProcessRegistry(run_dir)
-    cluster = KafkaCluster(run_dir, registry, size=brokers)
+    cluster = KafkaCluster(run_dir, registry, size=brokers, version=version)
     # SIGTERM stops it as Ctrl-C does: a handler that set a threading.Event could wait
     # forever for the event's lock, held by this very thread inside the event's wait().
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -51,7 +57,7 @@ def up(results_dir: Path, brokers: int) -> int:
         with err.status(f"starting {brokers} Kafka node(s) in {run_dir}"):
             cluster.start()
         out.print(
-            f"[green]Kafka {kafka_version()} ready[/] in {time.monotonic() - started:.1f}s: "
+            f"[green]Kafka {version} ready[/] in {time.monotonic() - started:.1f}s: "
             f"bootstrap [bold]{cluster.bootstrap}[/]  (Ctrl-C stops it)"
         )
         out.print(cluster.bootstrap, highlight=False, soft_wrap=True, markup=False)
@@ -81,10 +87,17 @@ def status(results_dir: Path) -> int:
         except KafkaError as exc:
             state = f"[red]not answering[/] ({type(exc).__name__})"
         pids = ", ".join(str(r.pid) for r in brokers)
-        out.print(f"{cluster_file.parent.name}: {info['bootstrap']} {state} (pids {pids})")
+        version = f"Kafka {info['version']} " if info.get("version") else ""
+        out.print(f"{cluster_file.parent.name}: {version}{info['bootstrap']} {state} "
+                  f"(pids {pids})")
     if not found:
         out.print("no running kchaos Kafka cluster")
     return 0
+
+
+def validate_version(version: str | None) -> str | None:
+    """`--kafka-version`: None (the pinned release) or a release kchaos can start."""
+    return None if version is None else check_kafka_version(version)
 
 
 def validate_brokers(brokers: int) -> int:

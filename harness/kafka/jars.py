@@ -14,6 +14,12 @@ from harness.errors import UsageError
 POM = Path(__file__).with_name("pom.xml")
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 COMPLETE_MARKER = ".complete"
+VERSION_PATTERN = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.]+)?$")
+# The oldest broker kchaos starts (`--kafka-version`): KRaft only, and the harness's own
+# readiness probe, kafka-python's describe_cluster, reads DescribeCluster v1 fields
+# (endpoint_type, KIP-919) that brokers before 3.7 do not send (tried: 3.3.2 and 3.6.2
+# start, then every probe fails with KeyError 'endpoint_type'; 3.7.2 and 3.9.1 run).
+OLDEST_BROKER = (3, 7)
 
 
 def kafka_version() -> str:
@@ -22,6 +28,21 @@ def kafka_version() -> str:
     if match is None:
         raise UsageError(f"{POM} names no <kafka.version>: restore it from git")
     return match.group(1)
+
+
+def check_kafka_version(version: str) -> str:
+    """`--kafka-version`'s value, or UsageError (one line): a release string, 3.7 or newer.
+    Whether Maven Central serves it is known at the fetch (`kafka_libs`)."""
+    if not VERSION_PATTERN.match(version):
+        raise UsageError(f"--kafka-version {version!r}: give a Kafka release like "
+                         f"{kafka_version()}")
+    major, minor = (int(part) for part in version.split(".")[:2])
+    if (major, minor) < OLDEST_BROKER:
+        oldest = ".".join(map(str, OLDEST_BROKER))
+        raise UsageError(f"--kafka-version {version}: kchaos starts KRaft brokers from Kafka "
+                         f"{oldest} on (older ones lack the DescribeCluster fields its "
+                         f"readiness probe reads); give {oldest}.0 or a newer release")
+    return version
 
 
 def cache_root() -> Path:
@@ -67,10 +88,20 @@ def kafka_libs(version: str | None = None) -> Path:
             text=True,
         )
         if result.returncode != 0:
-            last = (result.stdout + result.stderr).strip().splitlines()[-1:] or ["no output"]
+            shutil.rmtree(libs, ignore_errors=True)  # a mistyped version leaves no jars folder
+            output = result.stdout + result.stderr
+            if "kafka_2.13:jar:" in output and ("Could not find" in output
+                                                or "was not found" in output):
+                raise UsageError(
+                    f"Kafka {version}: Maven Central serves no "
+                    f"org.apache.kafka:kafka_2.13:{version}; give a released version "
+                    f"(e.g. {kafka_version()} or 3.9.1) as --kafka-version"
+                )
+            last = output.strip().splitlines()[-1:] or ["no output"]
             raise UsageError(
                 f"could not fetch Kafka {version} jars with Maven ({last[0].strip()}): "
-                "check that Maven Central is reachable"
+                f"check that Maven Central is reachable and serves "
+                f"org.apache.kafka:kafka_2.13:{version}"
             )
         (libs / COMPLETE_MARKER).write_text(version)
     return libs

@@ -192,10 +192,13 @@ class BrokerArchive:
         return "failed: the dumped archive did not map (see the training broker's log)"
 
 
-def broker_archive(java: str, libs: Path, flags: list[str]) -> BrokerArchive:
-    """The broker archive for this java, the jars in `libs` and the broker's JVM flags."""
+def broker_archive(java: str, libs: Path, flags: list[str],
+                   version: str | None = None) -> BrokerArchive:
+    """The broker archive for this java, the jars in `libs` (of Kafka `version`, pom.xml's
+    pin by default) and the broker's JVM flags."""
+    version = version or kafka_version()
     jars = sorted(libs.glob("*.jar"))
     key = archive_key(Path(java).resolve(), jars, flags)
-    folder = kafka_cache() / "cds"
-    return BrokerArchive(folder / archive_name(kafka_version(), "broker", key), java,
+    folder = kafka_cache(version) / "cds"
+    return BrokerArchive(folder / archive_name(version, "broker", key), java,
                          classpath(libs), tuple(flags))

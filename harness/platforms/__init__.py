@@ -41,11 +41,16 @@ def open_platform(
     name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
     settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
     own_network: bool = False, storage_faults: bool = False,
+    kafka_version: str | None = None,
 ) -> Placement:
     """`own_network`: the plan has network faults (local: namespaces, bridge, veths).
-    `storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem."""
+    `storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem.
+    `kafka_version`: the brokers' release (default: harness/kafka/pom.xml's)."""
+    from harness.kafka.jars import kafka_version as pinned_kafka_version
+
+    kafka_version = kafka_version or pinned_kafka_version()
     if name == "docker":
-        return _docker(run_dir, sut, settings, nodes, brokers)
+        return _docker(run_dir, sut, settings, nodes, brokers, kafka_version)
     from harness.kafka.cluster import KafkaCluster
     from harness.platforms.local import LocalPlatform
     from harness.platforms.local_network import RunNetwork
@@ -56,7 +61,8 @@ def open_platform(
         if network is not None:
             network.create()
         if bootstrap is None:
-            cluster = KafkaCluster(run_dir, registry, size=brokers, network=network)
+            cluster = KafkaCluster(run_dir, registry, size=brokers, network=network,
+                                   version=kafka_version)
             cluster.start()
             bootstrap = cluster.bootstrap
     except BaseException:
@@ -137,11 +143,11 @@ def require_platform(name: str, sut: str = "python", faults: Iterable[str] = (),
 
 
 def _docker(run_dir: Path, sut: SystemUnderTest, settings: PodSettings, nodes: int,
-            brokers: int) -> Placement:
+            brokers: int, kafka_version: str) -> Placement:
     from harness.platforms.docker import DockerKafka, DockerPlatform, cleanup_run
     from harness.platforms.docker_network import DockerNetwork
 
-    kafka = DockerKafka(run_dir, run_dir.name, brokers)
+    kafka = DockerKafka(run_dir, run_dir.name, brokers, version=kafka_version)
     try:
         kafka.start()
         platform = DockerPlatform(

@@ -33,6 +33,7 @@ from kafka.errors import KafkaError
 
 from harness.errors import HarnessError, UsageError
 from harness.kafka.cluster import READY_TIMEOUT_S, describe_brokers, free_port, new_cluster_id
+from harness.kafka.jars import kafka_version
 from harness.platforms import docker_engine as engine
 from harness.platforms import docker_images as images
 from harness.platforms import docker_specs as specs
@@ -58,14 +59,18 @@ class DockerKafka:
 
     def __init__(self, run_dir: Path, run_id: str, size: int = 1, *,
                  client: docker.DockerClient | None = None, network: str | None = None,
-                 image: str | None = None, heap: str = "384m") -> None:
+                 image: str | None = None, heap: str = "384m",
+                 version: str | None = None) -> None:
         if size not in (1, 3):
             raise UsageError(f"--brokers {size}: kchaos runs clusters of 1 or 3 nodes")
         self.run_dir, self.run_id, self.size = run_dir, run_id, size
         self.client = client or engine.docker_client()
         self.network = network or specs.default_network(run_id)
-        # The pinned release's image, built here from the harness's jars the first time.
-        self.image = image or images.ensure_kafka_image(images.build_client())
+        # The release's image (default: the pinned one), built here from its jars the
+        # first time.
+        self.version = version or kafka_version()
+        self.image = image or images.ensure_kafka_image(images.build_client(),
+                                                        version=self.version)
         self.heap, self.cluster_id = heap, new_cluster_id()
         self.host_ports = {n: free_port() for n in range(1, size + 1)}
         self._containers: dict[int, Any] = {}

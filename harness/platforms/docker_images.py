@@ -70,9 +70,10 @@ def ensure_base_image(client: docker.DockerClient) -> str:
 
 
 def ensure_kafka_image(client: docker.DockerClient, tag: str | None = None,
-                       nocache: bool = False) -> str:
-    """`kchaos-kafka:<version>` with the pinned jars; built when missing or stale."""
-    version = kafka_version()
+                       nocache: bool = False, version: str | None = None) -> str:
+    """`kchaos-kafka:<version>` with that release's jars (default: the pinned one); built
+    when missing or stale."""
+    version = version or kafka_version()
     tag = tag or f"{specs.KAFKA_IMAGE_REPO}:{version}"
     libs = kafka_libs(version)
     jars = sorted(libs.glob("*.jar"))

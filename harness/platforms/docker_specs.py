@@ -76,10 +76,10 @@ def property_env(key: str) -> str:
     return "KAFKA_" + key.replace("_", "__").replace("-", "___").replace(".", "_").upper()
 
 
-def kafka_image() -> str:
-    """The broker image of the Kafka release harness/kafka/pom.xml pins (built here from
-    the harness's jars: harness/platforms/docker_images.py)."""
-    return f"{KAFKA_IMAGE_REPO}:{kafka_version()}"
+def kafka_image(version: str | None = None) -> str:
+    """The broker image of Kafka `version` (default: the release harness/kafka/pom.xml
+    pins), built here from that release's jars: harness/platforms/docker_images.py."""
+    return f"{KAFKA_IMAGE_REPO}:{version or kafka_version()}"
 
 
 def kafka_properties(run_id: str, node_id: int, size: int, host_port: int) -> dict[str, str]:

@@ -92,6 +92,13 @@ def require_tools(config: RunConfig) -> None:
     require_bootstrap(config.bootstrap)
     if (config.bootstrap is None and config.platform == "local") or config.sut == "kstreams":
         require_java()  # for the brokers the run starts, or the Kafka Streams app
+    if config.kafka_version is not None and config.bootstrap is None:
+        from harness.kafka.jars import kafka_libs
+
+        # Fetched now (once per release): one Maven Central does not serve is one line,
+        # before a run folder exists.
+        with err.status(f"fetching Kafka {config.kafka_version} jars from Maven Central"):
+            kafka_libs(config.kafka_version)
 
 
 def run(explicit: dict[str, Any], results_dir: Path, draw_knobs: bool = True) -> int:

@@ -73,6 +73,8 @@ class RunConfig:
     spark_master: str | None = None
     sut: str = "python"
     kstreams_version: str | None = None  # None: the one workloads/kstreams/pom.xml pins
+    # The brokers' Kafka release; None: the one harness/kafka/pom.xml pins
+    kafka_version: str | None = None
     streams_config: tuple[str, ...] = ()  # KEY=VALUE Kafka Streams settings (sut kstreams)
     # sut app (docs/your-app.md): the user's app, its topology class, its input spec
     app: str | None = None
@@ -267,6 +269,13 @@ def validate(config: RunConfig) -> RunConfig:
     if config.sut != "python" and config.bugs:
         raise UsageError(f"--bugs are switches of the Python worker: drop them with "
                          f"--sut {config.sut}")
+    if config.kafka_version is not None:
+        from harness.kafka.jars import check_kafka_version
+
+        check_kafka_version(config.kafka_version)
+        if config.bootstrap is not None:
+            raise UsageError("--kafka-version picks the brokers kchaos starts: drop it with "
+                             "--bootstrap (that Kafka is used as it is)")
     app_only = [flag for flag, value in (("--app", config.app), ("--app-class", config.app_class),
                                          ("--input", config.input_spec)) if value]
     if app_only and config.sut != "app":

@@ -173,6 +173,7 @@ class Run:
             PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
             storage_faults=any(s.fault in STORAGE_FAULTS for s in self.plan.steps),
             own_network=any(s.fault in NETWORK_FAULTS for s in self.plan.steps),
+            kafka_version=c.kafka_version,
         )
         self.supervisor = SupervisedPlatform(
             self.placement.platform, RestartPolicy(mode=c.restart), self.history.record

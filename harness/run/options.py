@@ -57,6 +57,10 @@ def _refuse_misplaced_global_options(argv: list[str], commands: Sequence[str]) -
                              f"{command} ...` (see `kchaos {command} --help`)")
 
 
+# `kchaos run --kafka-version` and `kchaos kafka up|fetch --kafka-version`
+KAFKA_VERSION_HELP = ("(3.7 or newer, its jars fetched from Maven Central; default: "
+                      "harness/kafka/pom.xml's <kafka.version>)")
+
 RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--profile", "profile", str, "fault mix: kill, move, checkpoint, global, all, or a seed's"),
     ("--seed", "seed", int, "determines the event stream and the fault plan"),
@@ -75,6 +79,8 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--kstreams-version", "kstreams_version", str,
      "Kafka Streams release of --sut kstreams (default: workloads/kstreams/pom.xml's) or app "
      "(default: harness/sut/app.py's DEFAULT_VERSION)"),
+    ("--kafka-version", "kafka_version", str, "Kafka release of the brokers the run starts"
+                                              f" {KAFKA_VERSION_HELP}"),
     ("--app", "app", str, "--sut app: the app, a jar, a Maven project folder or "
                           "GROUP:ARTIFACT:VERSION (docs/your-app.md)"),
     ("--app-class", "app_class", str,

@@ -29,7 +29,8 @@ def git_rev() -> str:
         return "?"
 
 
-def versions() -> dict[str, str]:
+def versions(kafka: str | None = None) -> dict[str, str]:
+    """What ran: `kafka` is the brokers' release (default: harness/kafka/pom.xml's)."""
     def version_of(package: str) -> str:
         try:
             return metadata.version(package)
@@ -38,7 +39,7 @@ def versions() -> dict[str, str]:
 
     return {
         "kchaos": git_rev(),
-        "kafka": kafka_version(),
+        "kafka": kafka or kafka_version(),
         "python": platform.python_version(),
         "kafka-python": version_of("kafka-python"),
         "pyspark": version_of("pyspark"),
@@ -53,7 +54,7 @@ def initial(run_dir: Path, config: RunConfig, plan: Plan) -> dict[str, Any]:
         "seed": config.seed,
         "profile": config.profile,
         "plan_config": plan.config,
-        "versions": versions(),
+        "versions": versions(config.kafka_version),
         "repro_command": repro_command(run_dir),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }

@@ -30,6 +30,7 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
     kstreams = draw(st.booleans())
     profile = draw(st.sampled_from(PROFILES))
     commit_interval_ms = draw(st.integers(1, 10**6))
+    bootstrap = draw(st.none() | st.just("127.0.0.1:9092"))
     return RunConfig(
         profile=profile,
         seed=draw(st.integers(0, 2**63)),
@@ -43,7 +44,10 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
         bugs=() if kstreams else tuple(draw(st.lists(st.sampled_from(known_bugs()),
                                                       unique=True, max_size=3))),
         guarantee=draw(st.sampled_from(GUARANTEES)),
-        bootstrap=draw(st.none() | st.just("127.0.0.1:9092")),
+        bootstrap=bootstrap,
+        # the brokers' release: only of brokers the run starts
+        kafka_version=draw(st.none() | st.sampled_from(["3.7.2", "3.9.1", "4.1.2"]))
+        if bootstrap is None else None,
         platform=draw(st.sampled_from(PLATFORMS)),
         partitions=draw(st.integers(1, 64)),
         accounts=draw(st.integers(1, 1000)),
