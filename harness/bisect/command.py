@@ -19,6 +19,7 @@ from harness.errors import HarnessError, UsageError
 from harness.report.pages import environment, href
 from harness.results import new_run_dir
 from harness.run.config import RunConfig
+from harness.run.suts import names_with, sut_kind
 from harness.shrink.classes import anomaly_classes, rate_text
 from harness.shrink.failing import (
     check_reruns,
@@ -36,10 +37,10 @@ def _inputs(run_dir: Path, times: int, min_hits: int,
     check_reruns(times, min_hits)
     require_run_folder(run_dir, "a failing --sut kstreams run")
     config, plan = read_config_and_plan(run_dir)
-    if config.sut != "kstreams":
-        raise UsageError(f"{run_dir} ran --sut {config.sut}: bisect replays a --sut kstreams "
-                         "run on other Kafka Streams releases (for the worker's switches, "
-                         "`kchaos shrink` or `kchaos repro`)")
+    if not sut_kind(config.sut).bisect:
+        raise UsageError(f"{run_dir} ran --sut {config.sut}: bisect replays a "
+                         f"{names_with('bisect')} run on other Kafka Streams releases (for the "
+                         "worker's switches, `kchaos shrink` or `kchaos repro`)")
     return config, plan, target_classes_of(run_dir, anomaly, "bisect")
 
 

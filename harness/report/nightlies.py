@@ -21,6 +21,7 @@ from typing import Any
 from harness.report.expect import Detection, Judgement, LostRun, is_broad, judge
 from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import RunSummary, format_duration, parse_time, summarize_dir
+from harness.run.suts import sut_kind
 
 NIGHTLY_JSON = "nightly.json"
 NIGHTLY_PAGE = "nightly.html"
@@ -161,7 +162,7 @@ class Nightly:
 
     @property
     def fixed_runs(self) -> int:
-        return sum(1 for r in self.runs if not r.bugs and r.sut == "python")
+        return sum(1 for r in self.runs if not r.bugs and sut_kind(r.sut).bug_switches)
 
     def seeds_caught(self, detection: Detection, broad: bool = False) -> list[str]:
         """Seeds of the runs that caught the switch (with `broad`: under `all` or `soak`)."""

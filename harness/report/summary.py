@@ -17,6 +17,7 @@ from typing import Any
 
 from checker.model import Verdict, verdict_of_exit
 from harness.report.run_files import FileState, RunFiles, dig, read_verdict_files
+from harness.run.suts import DEFAULT_SUT, sut_kind
 
 RunVerdict = Verdict | None  # None: no results.json to read a verdict from
 EXIT_NAMES = {0: "valid", 1: "invalid", 2: "unknown", 254: "bad input", 255: "harness failed"}
@@ -141,7 +142,8 @@ class RunSummary:
 
     @property
     def fixed_worker(self) -> bool:
-        return not self.bugs and self.sut == "python"
+        """A SUT with switches run without any: it is expected valid."""
+        return not self.bugs and sut_kind(self.sut).bug_switches
 
     @property
     def harness_failed(self) -> bool:
@@ -159,7 +161,7 @@ class RunSummary:
         missed, or the harness broke."""
         if self.harness_failed:
             return "harness failed"
-        if self.sut != "python":
+        if not sut_kind(self.sut).bug_switches:  # a real release: what it does is news
             return f"{self.sut} observed {self.label}"
         if self.fixed_worker:
             return "ok" if self.verdict is True else f"fixed worker {self.label}"
@@ -167,7 +169,7 @@ class RunSummary:
 
     @property
     def expectation_met(self) -> bool:
-        if self.sut != "python":
+        if not sut_kind(self.sut).bug_switches:
             return not self.harness_failed
         return self.outcome in ("ok", "bug caught")
 
@@ -203,7 +205,7 @@ def summarize(files: RunFiles) -> RunSummary:
         exit_code=exit_code,
         repro=repro_command(files.run_dir, run),
         problems=files.problems,
-        sut=str(config.get("sut") or "python"),
+        sut=str(config.get("sut") or DEFAULT_SUT),
     )
 
 

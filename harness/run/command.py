@@ -21,6 +21,7 @@ from harness.errors import UsageError
 from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome, draw_run_plan
+from harness.run.suts import SUT_KINDS
 from harness.shrink.classes import rate_text
 
 VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
@@ -90,8 +91,9 @@ def require_tools(config: RunConfig) -> None:
 
     require_platform(config.platform, config.sut)
     require_bootstrap(config.bootstrap)
-    if (config.bootstrap is None and config.platform == "local") or config.sut == "kstreams":
-        require_java()  # for the brokers the run starts, or the Kafka Streams app
+    local_brokers = config.bootstrap is None and config.platform == "local"
+    if local_brokers or SUT_KINDS[config.sut].needs_java:
+        require_java()  # for the brokers the run starts, or a Java SUT's build
     if config.kafka_version is not None and config.bootstrap is None:
         from harness.kafka.jars import kafka_libs
 

@@ -18,11 +18,11 @@ from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, profile_config
 from harness.errors import UsageError
+from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 PLATFORMS = ("local", "docker")
 RESTART_POLICIES = ("always", "never")
-SUTS = ("python", "kstreams", "app")  # harness/sut: what runs in the pods
 APP_APPLICATION_ID = "kchaos-app"
 
 
@@ -71,7 +71,7 @@ class RunConfig:
     # the report marks them and the shrink tries each one's default.
     drawn_knobs: tuple[str, ...] = ()
     spark_master: str | None = None
-    sut: str = "python"
+    sut: str = DEFAULT_SUT
     kstreams_version: str | None = None  # None: the one workloads/kstreams/pom.xml pins
     # The brokers' Kafka release; None: the one harness/kafka/pom.xml pins
     kafka_version: str | None = None
@@ -147,11 +147,12 @@ def resolve(explicit: dict[str, Any], draw_knobs: bool = True) -> RunConfig:
     seed = explicit.get("seed", RunConfig.seed)
     drawn = {k: v for k, v in knobs.draw(seed, profile).items()
              if k not in explicit and draw_knobs}
-    if explicit.get("sut") == "app":  # the oracle judges exactly-once: keep the given one
+    user_app = sut_kind(str(explicit.get("sut", RunConfig.sut))).user_app
+    if user_app:  # the oracle judges exactly-once: keep the given one
         drawn.pop("guarantee", None)
     merged: dict[str, Any] = {**profile_settings(profile), **drawn, **explicit,
                               "profile": profile}
-    if merged.get("sut") == "app":  # the app's internal topics are not the ledger's
+    if user_app:  # the app's internal topics are not the ledger's
         merged.setdefault("application_id", APP_APPLICATION_ID)
     config = _drawn_give_way(replace(RunConfig(), **merged), set(drawn))
     return validate(replace(config, drawn_knobs=tuple(k.name for k in knobs.KNOBS
@@ -245,7 +246,7 @@ def validate(config: RunConfig) -> RunConfig:
         (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
         (config.restart in RESTART_POLICIES,
          f"--restart must be one of {', '.join(RESTART_POLICIES)}"),
-        (config.sut in SUTS, f"--sut must be one of {', '.join(SUTS)}"),
+        (config.sut in SUT_KINDS, f"--sut must be one of {', '.join(SUT_KINDS)}"),
         (config.partitions >= 1, "partitions must be at least 1"),
         (min(config.session_timeout_ms, config.transaction_timeout_ms) > 0,
          "session and transaction timeouts must be positive"),
@@ -263,10 +264,11 @@ def validate(config: RunConfig) -> RunConfig:
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
-    kstreams_only = config.kstreams_version is not None or config.streams_config
-    if kstreams_only and config.sut == "python":
-        raise UsageError("--kstreams-version and --streams-config need --sut kstreams or app")
-    if config.sut != "python" and config.bugs:
+    sut = SUT_KINDS[config.sut]
+    if (config.kstreams_version is not None or config.streams_config) and not sut.releases:
+        raise UsageError(f"--kstreams-version and --streams-config need "
+                         f"{names_with('releases')}")
+    if config.bugs and not sut.bug_switches:
         raise UsageError(f"--bugs are switches of the Python worker: drop them with "
                          f"--sut {config.sut}")
     if config.kafka_version is not None:
@@ -278,14 +280,14 @@ def validate(config: RunConfig) -> RunConfig:
                              "--bootstrap (that Kafka is used as it is)")
     app_only = [flag for flag, value in (("--app", config.app), ("--app-class", config.app_class),
                                          ("--input", config.input_spec)) if value]
-    if app_only and config.sut != "app":
-        raise UsageError(f"{app_only[0]} needs --sut app")
-    if config.sut == "app" and not (config.app and config.input_spec):
-        raise UsageError("--sut app needs --app JAR|FOLDER|GROUP:ARTIFACT:VERSION and --input "
-                         "SPEC (docs/your-app.md)")
-    if config.oracle and config.sut != "kstreams":
-        raise UsageError("--oracle judges the ledger app on Kafka Streams: give --sut kstreams "
-                         "(an app run has the oracle always)")
+    if app_only and not sut.user_app:
+        raise UsageError(f"{app_only[0]} needs {names_with('user_app')}")
+    if sut.user_app and not (config.app and config.input_spec):
+        raise UsageError(f"--sut {config.sut} needs --app JAR|FOLDER|GROUP:ARTIFACT:VERSION and "
+                         "--input SPEC (docs/your-app.md)")
+    if config.oracle and not sut.ledger_oracle:
+        raise UsageError(f"--oracle judges the ledger app on Kafka Streams: give "
+                         f"{names_with('ledger_oracle')} (an app run has the oracle always)")
     bad_settings = [s for s in config.streams_config if "=" not in s.strip("=")]
     if bad_settings:
         raise UsageError(f"--streams-config {','.join(bad_settings)}: give KEY=VALUE[,KEY=VALUE]")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from harness.errors import UsageError
+from harness.run.suts import DEFAULT_SUT, SUT_KINDS
 
 
 class Parser(argparse.ArgumentParser):
@@ -75,7 +76,9 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--platform", "platform", str, "where pods run: local (default) or docker"),
     ("--restart", "restart", str,
      "pod restart policy: always (default; an exited pod restarts after a back-off) or never"),
-    ("--sut", "sut", str, "what runs in the pods: python (default), kstreams or app"),
+    ("--sut", "sut", str, "what runs in the pods: " + ", ".join(
+        f"{k.name} ({k.summary}{', default' if k.name == DEFAULT_SUT else ''})"
+        for k in SUT_KINDS.values())),
     ("--kstreams-version", "kstreams_version", str,
      "Kafka Streams release of --sut kstreams (default: workloads/kstreams/pom.xml's) or app "
      "(default: harness/sut/app.py's DEFAULT_VERSION)"),

@@ -20,6 +20,7 @@ from harness.errors import UsageError
 from harness.history import History
 from harness.run.accounts import AccountsTopic
 from harness.run.config import RunConfig
+from harness.run.suts import SUT_KINDS
 from harness.run.topics import create_topics, create_topics_named
 from harness.run.traffic import LoadClient, LoadCounters
 from harness.sut.app import UserApp
@@ -180,6 +181,6 @@ class AppWorkload:
 
 
 def open_workload(config: RunConfig, history: History, sut: SystemUnderTest) -> Workload:
-    if config.sut == "app":
+    if SUT_KINDS[config.sut].user_app:
         return AppWorkload(config, history, sut)
     return LedgerWorkload(config, history, sut)

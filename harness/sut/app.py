@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.app.build import app_jars, check_app
-from harness.app.spec import InputSpec
+from harness.app.spec import InputSpec, read_spec
 from harness.errors import UsageError
 from harness.kafka.jars import require_java
+from harness.run.config import RunConfig
 from harness.sut import kstreams
 from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings
 
@@ -74,6 +75,16 @@ class UserApp:
     refused_faults: Mapping[str, str] = REFUSED
     not_applicable: Mapping[str, str] = {}
     watches_state_dirs = True
+
+    @classmethod
+    def from_config(cls, config: RunConfig) -> UserApp:
+        assert config.app is not None and config.input_spec is not None  # validate() says so
+        spec = read_spec(Path(config.input_spec))
+        app_class = config.app_class or spec.app_class
+        if app_class is None:
+            raise UsageError(f"--sut app needs --app-class, or app_class in {spec.path}")
+        return cls(config.app, app_class, config.kstreams_version or DEFAULT_VERSION, spec,
+                   (*spec.config, *config.streams_config))
 
     def __init__(self, app: str, app_class: str, version: str, spec: InputSpec,
                  streams_config: tuple[str, ...] = ()) -> None:

@@ -110,6 +110,12 @@ class SystemUnderTest(Protocol):
     # trace its checkpoint operations itself).
     watches_state_dirs: bool
 
+    @classmethod
+    def from_config(cls, config: RunConfig) -> SystemUnderTest:
+        """Built from the run's settings, before its folder exists: UsageError (254) for
+        what only this SUT can judge (a release it cannot run, an app that is not one)."""
+        ...
+
     def prepare(self) -> None:
         """Build or fetch what the pods run (cached); UsageError if a tool is missing."""
         ...

@@ -24,6 +24,7 @@ from pathlib import Path
 from harness.errors import UsageError
 from harness.kafka.jars import cache_root, require_java
 from harness.maven import run_maven
+from harness.run.config import RunConfig
 from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
@@ -145,6 +146,15 @@ class KafkaStreamsApp:
                             "Kafka Streams has no such hook",
     }
     watches_state_dirs = True
+
+    @classmethod
+    def from_config(cls, config: RunConfig) -> KafkaStreamsApp:
+        sut = cls(config.kstreams_version or default_version(), config.streams_config)
+        if config.oracle and sut.generation is not GENERATIONS[0]:
+            first = ".".join(map(str, GENERATIONS[0].first))
+            raise UsageError(f"--oracle runs the reference with the launcher of Kafka Streams "
+                             f"{first} or later: give --kstreams-version {first}.0 or newer")
+        return sut
 
     def __init__(self, version: str, streams_config: tuple[str, ...] = ()) -> None:
         self.generation = generation(version)  # bad input: before a run folder exists

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
+from harness.run.config import RunConfig
 from harness.sut.base import PodImage, PodPaths, PodSettings
 
 WORKER_MODULE = "workloads.worker"
@@ -15,6 +16,10 @@ class PythonWorker:
     refused_faults: Mapping[str, str] = {}
     not_applicable: Mapping[str, str] = {}
     watches_state_dirs = False  # the worker traces its own checkpoint operations
+
+    @classmethod
+    def from_config(cls, config: RunConfig) -> PythonWorker:
+        return cls()
 
     def prepare(self) -> None:
         """Nothing to build: the worker runs from the sources with the harness's Python."""

@@ -134,7 +134,7 @@ class FakeClock:
         return self.now
 
     def sleep(self, seconds: float) -> None:
-        self.now += seconds
+        self.now = round(self.now + seconds, 6)  # polls of 0.1 s add up to whole seconds
 
 
 @dataclass
