@@ -29,9 +29,9 @@ from rich.console import Console
 from rich.table import Table
 
 from faults.model import Plan, Step, Trigger
-from harness.platforms import UNSUPPORTED_FAULTS
 from harness.run.config import resolve
 from harness.run.lifecycle import Run
+from harness.run.platforms import PLATFORMS
 
 SINGLE_FAULTS: dict[str, Step] = {
     "kill": Step(0, "kill", "pod-0", Trigger(6.0), heal_after_s=2.0),
@@ -129,7 +129,7 @@ def bench(args: argparse.Namespace, root: Path, spark_master: str | None) -> Non
         table.add_column(column)
     for kind in args.kinds.split(","):
         for platform in args.platforms.split(","):
-            if SINGLE_FAULTS[kind].fault in UNSUPPORTED_FAULTS.get(platform, set()):
+            if SINGLE_FAULTS[kind].fault in PLATFORMS[platform].unsupported_faults:
                 table.add_row(kind, platform, "n/a", "n/a", "n/a", "n/a")
                 continue
             row = one(kind, SINGLE_FAULTS[kind], root, platform, spark_master)

@@ -339,6 +339,9 @@ class FaultKind:
     heal: Action
     targets: str  # "pod", "new-pod", "broker" or "pod-or-broker"
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
+    # What it needs beyond a platform's pods and brokers (NEEDS): platforms and systems
+    # under test that lack it refuse it, and the broad profiles leave it out.
+    needs: str | None = None
 
     @property
     def params(self) -> type[Params]:
@@ -356,18 +359,31 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("move", _move, _nothing, "pod", instant=True),
         FaultKind("scale-out", _scale_out, _scale_in, "new-pod"),
         FaultKind("scale-in", _scale_in, _start, "pod"),
-        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod"),
-        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True),
+        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod",
+                  needs="worker-hook"),
+        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True,
+                  needs="ledger"),
         FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
         FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
-        FaultKind("partition", _partition, _heal_partition, "pod-or-broker"),
+        FaultKind("partition", _partition, _heal_partition, "pod-or-broker", needs="network"),
         # Storage (the fault filesystem, --platform local): see faults/faultfs.
-        FaultKind("power-loss", _power_loss, _start, "pod"),
-        FaultKind("io-delay", _io_delay, _io_heal, "pod"),
-        FaultKind("io-error", _io_error, _io_heal, "pod"),
-        FaultKind("netem", _netem, _heal_netem, "pod-or-broker"),
+        FaultKind("power-loss", _power_loss, _start, "pod", needs="storage"),
+        FaultKind("io-delay", _io_delay, _io_heal, "pod", needs="storage"),
+        FaultKind("io-error", _io_error, _io_heal, "pod", needs="storage"),
+        FaultKind("netem", _netem, _heal_netem, "pod-or-broker", needs="network"),
     )
 }
+NEEDS = {
+    "network": "the run's own network (on local: namespaces, a bridge, veths)",
+    "storage": "the pods' volumes on the fault filesystem (faults/faultfs)",
+    "worker-hook": "the control file the Python worker reads (a hook inside the process)",
+    "ledger": "the ledger's topics (the accounts topic)",
+}
 
-# The kinds that need the run's own network (on `local`: namespaces, a bridge, veths).
-NETWORK_FAULTS = frozenset({"partition", "netem"})
+
+def kinds_needing(need: str) -> frozenset[str]:
+    return frozenset(k.name for k in FAULT_KINDS.values() if k.needs == need)
+
+
+NETWORK_FAULTS = kinds_needing("network")
+STORAGE_FAULTS = kinds_needing("storage")

@@ -9,18 +9,19 @@ import dataclasses
 
 from harness.errors import UsageError
 from harness.nightly.matrix import Cell, Matrix
+from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 
 def platform_of(cell: Cell, matrix: Matrix) -> str:
     """The platform `kchaos run` would get from the matrix's and the cell's options."""
     from harness.run.options import parse_run_args
 
-    return str(parse_run_args([*matrix.extra_args, *cell.args]).platform or "local")
+    return str(parse_run_args([*matrix.extra_args, *cell.args]).platform or DEFAULT_PLATFORM)
 
 
 def without_docker_cells_if_no_engine(matrix: Matrix) -> tuple[Matrix, list[Cell], str]:
     """The matrix to run, the docker cells left out, and why (empty when none are)."""
-    docker = [c for c in matrix.cells if platform_of(c, matrix) == "docker"]
+    docker = [c for c in matrix.cells if PLATFORMS[platform_of(c, matrix)].needs_engine]
     if not docker:
         return matrix, [], ""
     from harness.platforms.docker_engine import require_engine

@@ -46,6 +46,7 @@ from harness.platforms.docker_specs import (
     pod_container_spec,
     pod_volume_spec,
 )
+from harness.platforms.placement import Placement, PlacementRequest
 from harness.sut.base import PodImage, PodSettings, SystemUnderTest
 
 # -- brokers ------------------------------------------------------------------------------
@@ -363,7 +364,41 @@ class DockerPlatform(PodInventory):
             log.write(output + trailer)
 
 
+def open_docker(request: PlacementRequest) -> Placement:
+    """Brokers and pods as containers on a network of the run (docker_network.py cuts it)."""
+    from harness.platforms.docker_network import DockerNetwork
+
+    run_dir = request.run_dir
+    kafka = DockerKafka(run_dir, run_dir.name, request.brokers, version=request.kafka_version)
+    try:
+        kafka.start()
+        platform = DockerPlatform(
+            run_dir, replace(request.settings, bootstrap=kafka.internal_bootstrap),
+            request.nodes, run_id=run_dir.name, bootstrap=kafka.internal_bootstrap,
+            network=kafka.network, sut=request.sut,
+        )
+    except BaseException:
+        # No Placement yet, so no teardown: brokers that never got ready go here.
+        with contextlib.suppress(Exception):
+            kafka.stop()
+        with contextlib.suppress(Exception):
+            cleanup_run(kafka.client, run_dir.name, volumes=False)
+        raise
+
+    def teardown() -> None:
+        try:
+            platform.teardown()
+            kafka.stop()
+        finally:
+            # Containers only: volumes may hold state someone wants to look at.
+            cleanup_run(kafka.client, run_dir.name, volumes=False)
+
+    return Placement(platform, kafka, kafka.bootstrap, teardown,
+                     DockerNetwork(kafka.client, kafka.network, platform, kafka))
+
+
 __all__ = [  # one entry point: the engine helpers and spec builders are re-exported
     "DockerKafka", "DockerPlatform", "cleanup_run", "ensure_kafka_image", "ensure_worker_image",
-    "kafka_container_spec", "pod_container_spec", "pod_volume_spec", "require_engine",
+    "kafka_container_spec", "open_docker", "pod_container_spec", "pod_volume_spec",
+    "require_engine",
 ]

@@ -23,7 +23,6 @@ from faults.faultfs.control import request
 from harness.errors import HarnessError, UsageError
 from harness.procs import ProcessRegistry
 
-STORAGE_FAULTS = frozenset({"power-loss", "io-delay", "io-error"})
 MOUNT_TIMEOUT_S = 15.0
 
 

@@ -4,20 +4,23 @@ With a run network (a plan with network faults), each pod runs in its own namesp
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
 
 from common.waiting import wait_until
 from harness.errors import HarnessError
-from harness.kafka.cluster import NodeNetwork
+from harness.kafka.cluster import KafkaCluster, NodeNetwork
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
 from harness.platforms.faultfs import FaultFsMounts
+from harness.platforms.placement import Placement, PlacementRequest
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest
 
@@ -185,3 +188,49 @@ def _wait_status(pid: int, status: str, until_not: bool = False, timeout_s: floa
             return True
 
     wait_until(reached, timeout_s, interval_s=0.01)
+
+
+def open_local(request: PlacementRequest) -> Placement:
+    """Brokers (unless the run attaches to a given bootstrap) and pods as processes here;
+    a plan with network faults gets a network of its own first (local_network.py),
+    without, 127.0.0.1 as ever."""
+    from harness.platforms.local_network import RunNetwork
+
+    run_dir, registry, bootstrap = request.run_dir, request.registry, request.bootstrap
+    network = RunNetwork(run_dir, registry) if request.own_network and bootstrap is None else None
+    cluster = None
+    try:
+        if network is not None:
+            network.create()
+        if bootstrap is None:
+            cluster = KafkaCluster(run_dir, registry, size=request.brokers, network=network,
+                                   version=request.kafka_version)
+            cluster.start()
+            bootstrap = cluster.bootstrap
+    except BaseException:
+        # No Placement yet, so no teardown: what started so far goes here.
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.stop()
+        if network is not None:
+            registry.stop_all()
+            network.close()
+        raise
+    platform = LocalPlatform(
+        run_dir, registry, request.sut, replace(request.settings, bootstrap=bootstrap),
+        request.nodes, network, FaultFsMounts(registry) if request.storage_faults else None,
+    )
+
+    def teardown() -> None:
+        try:
+            platform.teardown()  # the pods first: they talk to the brokers
+        finally:
+            try:
+                if cluster is not None:
+                    cluster.stop()  # all brokers at once: a lone survivor waits its grace
+            finally:
+                if network is not None:
+                    network.close()  # kills what is left inside its namespaces first
+
+    return Placement(platform, cluster, bootstrap, teardown, network, network,
+                     storage=platform if request.storage_faults else None)

@@ -21,6 +21,7 @@ from harness.errors import UsageError
 from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome, draw_run_plan
+from harness.run.platforms import PLATFORMS
 from harness.run.suts import SUT_KINDS
 from harness.shrink.classes import rate_text
 
@@ -47,8 +48,7 @@ def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> R
 
     plan = plan or draw_run_plan(config)
     # Before the run folder exists: an engine that answers, faults the platform can apply.
-    require_platform(config.platform, config.sut, (step.fault for step in plan.steps),
-                     config.bootstrap)
+    require_platform(config.platform, (step.fault for step in plan.steps), config.bootstrap)
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
     err.print(
@@ -89,9 +89,9 @@ def require_tools(config: RunConfig) -> None:
     from harness.platforms import require_platform
     from harness.run.config import require_bootstrap
 
-    require_platform(config.platform, config.sut)
+    require_platform(config.platform)
     require_bootstrap(config.bootstrap)
-    local_brokers = config.bootstrap is None and config.platform == "local"
+    local_brokers = config.bootstrap is None and PLATFORMS[config.platform].brokers_need_java
     if local_brokers or SUT_KINDS[config.sut].needs_java:
         require_java()  # for the brokers the run starts, or a Java SUT's build
     if config.kafka_version is not None and config.bootstrap is None:

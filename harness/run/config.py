@@ -18,10 +18,10 @@ from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, profile_config
 from harness.errors import UsageError
+from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
-PLATFORMS = ("local", "docker")
 RESTART_POLICIES = ("always", "never")
 APP_APPLICATION_ID = "kchaos-app"
 
@@ -47,7 +47,7 @@ class RunConfig:
     bugs: tuple[str, ...] = ()
     guarantee: str = "exactly_once_v2"
     bootstrap: str | None = None
-    platform: str = "local"
+    platform: str = DEFAULT_PLATFORM
     restart: str = "always"  # pod restart policy, as Kubernetes' restartPolicy
     partitions: int = 4
     accounts: int = 40

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict, exit_code
 from common.waiting import wait_until
-from faults.kinds import NETWORK_FAULTS, FaultContext
+from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS, FaultContext
 from faults.model import Plan
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
@@ -28,7 +28,6 @@ from faults.platform import Platform
 from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History
 from harness.platforms import Placement, open_platform
-from harness.platforms.faultfs import STORAGE_FAULTS
 from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from harness.errors import UsageError
+from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS
 
 
@@ -73,7 +74,9 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--rate", "rate", float, "input events per second (default 100)"),
     ("--guarantee", "guarantee", str, "exactly_once_v2 (default) or at_least_once"),
     ("--bootstrap", "bootstrap", str, "use this Kafka instead of starting one (HOST:PORT)"),
-    ("--platform", "platform", str, "where pods run: local (default) or docker"),
+    ("--platform", "platform", str, "where pods and brokers run: " + ", ".join(
+        f"{k.name} ({k.summary}{', default' if k.name == DEFAULT_PLATFORM else ''})"
+        for k in PLATFORMS.values())),
     ("--restart", "restart", str,
      "pod restart policy: always (default; an exited pod restarts after a back-off) or never"),
     ("--sut", "sut", str, "what runs in the pods: " + ", ".join(

@@ -22,18 +22,15 @@ from harness.errors import UsageError
 from harness.kafka.jars import require_java
 from harness.run.config import RunConfig
 from harness.sut import kstreams
-from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings
+from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings, refused_for
 
 LAUNCHER_CLASS = "dev.kchaos.kstreams.AppLauncher"
 # The release an app runs on unless --kstreams-version says: the newest kchaos has run
 # clean. Not the ledger app's pin (4.1.2, for KAFKA-20685): that release keeps a restore-time
 # checkpoint through RUNNING, which every app run on it would show as stale-checkpoint.
 DEFAULT_VERSION = "4.2.2"
-REFUSED = {
-    "delay-checkpoint": "it works through the control file the Python worker reads; Kafka "
-                        "Streams has no such hook",
-    "truncate-global": "it cuts the ledger's accounts topic, which an app run does not have",
-}
+REFUSED = refused_for({"worker-hook": kstreams.KAFKA_STREAMS_HAS_NO_HOOK,
+                       "ledger": "an app run has no ledger"})
 
 
 @dataclass(frozen=True)

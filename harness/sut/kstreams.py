@@ -25,12 +25,13 @@ from harness.errors import UsageError
 from harness.kafka.jars import cache_root, require_java
 from harness.maven import run_maven
 from harness.run.config import RunConfig
-from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings
+from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings, refused_for
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
 APP_DIR = WORKLOADS / "kstreams"
 POM = APP_DIR / "pom.xml"
 MAIN_CLASS = "dev.kchaos.kstreams.LedgerApp"  # in every generation
+KAFKA_STREAMS_HAS_NO_HOOK = "Kafka Streams has no such hook"
 COMPLETE_MARKER = ".complete"
 VERSION_PATTERN = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.]+)?$")
 
@@ -141,10 +142,7 @@ def build(version: str) -> Build:
 
 class KafkaStreamsApp:
     name = "kstreams"
-    refused_faults: Mapping[str, str] = {
-        "delay-checkpoint": "it works through the control file the Python worker reads; "
-                            "Kafka Streams has no such hook",
-    }
+    refused_faults: Mapping[str, str] = refused_for({"worker-hook": KAFKA_STREAMS_HAS_NO_HOOK})
     watches_state_dirs = True
 
     @classmethod

@@ -11,15 +11,15 @@ from harness.platforms import require_platform
 
 def test_docker_refuses_storage_faults() -> None:
     with pytest.raises(UsageError, match=r"--platform docker cannot apply power-loss.*local"):
-        require_platform("docker", "python", iter(["kill", "power-loss"]))
+        require_platform("docker", iter(["kill", "power-loss"]))
 
 
 def test_missing_fusermount_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(faultfs_module.shutil, "which", lambda name: None)
     with pytest.raises(UsageError, match="apt-get install fuse3"):
-        require_platform("local", "python", iter(["io-error"]))
+        require_platform("local", iter(["io-error"]))
 
 
 def test_plans_without_storage_faults_need_no_fuse(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(faultfs_module.shutil, "which", lambda name: None)
-    require_platform("local", "python", iter(["kill", "move"]))  # the default path: as before
+    require_platform("local", iter(["kill", "move"]))  # the default path: as before

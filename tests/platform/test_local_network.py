@@ -20,10 +20,11 @@ from faults.kinds import FAULT_KINDS, FaultContext
 from faults.model import Step, Trigger
 from faults.plan import plan
 from harness.errors import UsageError
-from harness.platforms import UNSUPPORTED_FAULTS, require_platform
 from harness.platforms import netns as nl
+from harness.platforms import require_platform
 from harness.platforms.local_network import RunNetwork, clean_networks, netem_args
 from harness.procs import ProcessRegistry
+from harness.run.platforms import PLATFORMS
 
 PROBLEM = nl.netns_problem()
 _namespaces = pytest.mark.skipif(PROBLEM is not None, reason=f"needs network namespaces: "
@@ -118,7 +119,7 @@ def test_a_bad_pool_is_one_line_of_bad_input(pool: str, monkeypatch: pytest.Monk
 
 
 def test_platforms_refuse_network_faults_they_cannot_apply() -> None:
-    assert "partition" not in UNSUPPORTED_FAULTS["local"]
+    assert "partition" not in PLATFORMS["local"].unsupported_faults
     with pytest.raises(UsageError, match="--platform docker cannot apply netem"):
         require_platform("docker", faults=["partition", "netem"])
     with pytest.raises(UsageError, match="drop --bootstrap"):
@@ -262,3 +263,12 @@ def test_runs_at_once_get_different_subnets(tmp_path: Path) -> None:
         for n in nets:
             n.close()
             assert leftovers(n.tag) == []
+
+
+def test_docker_refuses_the_storage_kinds_the_fault_filesystem_applies() -> None:
+    """harness/run/platforms.py names them as data (the settings cannot import the
+    platforms): they must stay the fault filesystem's own."""
+    from faults.kinds import STORAGE_FAULTS
+
+    assert PLATFORMS["docker"].unsupported_faults == {"netem"} | STORAGE_FAULTS
+    assert not PLATFORMS["local"].unsupported_faults

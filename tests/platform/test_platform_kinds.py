@@ -7,10 +7,9 @@ import pytest
 
 import harness.platforms as platforms
 import harness.platforms.netns as netns
-from faults.kinds import NETWORK_FAULTS
+from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS
 from faults.plan import PLATFORM_KINDS
 from harness.errors import UsageError
-from harness.platforms.faultfs import STORAGE_FAULTS
 
 STORAGE, NETWORK = set(STORAGE_FAULTS), set(NETWORK_FAULTS)
 

@@ -14,11 +14,11 @@ from faults.plan import PROFILES
 from harness.results import read_json, write_json
 from harness.run.config import (
     GUARANTEES,
-    PLATFORMS,
     RESTART_POLICIES,
     RunConfig,
     known_bugs,
 )
+from harness.run.platforms import PLATFORMS
 
 names = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF), min_size=1, max_size=12)
 seconds = st.floats(min_value=10, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -48,7 +48,7 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
         # the brokers' release: only of brokers the run starts
         kafka_version=draw(st.none() | st.sampled_from(["3.7.2", "3.9.1", "4.1.2"]))
         if bootstrap is None else None,
-        platform=draw(st.sampled_from(PLATFORMS)),
+        platform=draw(st.sampled_from(sorted(PLATFORMS))),
         partitions=draw(st.integers(1, 64)),
         accounts=draw(st.integers(1, 1000)),
         duplicate_fraction=draw(st.floats(min_value=0, max_value=0.99)),

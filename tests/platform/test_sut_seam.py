@@ -98,3 +98,22 @@ def test_meta_carries_not_applicable_checks() -> None:
     meta = Meta.from_json({"guarantee": "exactly_once_v2",
                            "not_applicable": {"stale-global": "why"}})
     assert meta.not_applicable == {"stale-global": "why"}
+
+
+def test_a_sut_refuses_every_kind_that_needs_what_it_lacks() -> None:
+    """Refusals follow the kinds' needs (faults.kinds): a new kind that needs the worker's
+    hook is refused by the Kafka Streams SUTs without a change to them."""
+    from faults.kinds import FAULT_KINDS, NEEDS
+    from harness.sut.app import UserApp
+    from harness.sut.base import refused_for
+    from harness.sut.kstreams import KafkaStreamsApp
+    from harness.sut.python import PythonWorker
+
+    assert {k.needs for k in FAULT_KINDS.values()} - {None} == set(NEEDS)
+    hooked = {k.name for k in FAULT_KINDS.values() if k.needs == "worker-hook"}
+    assert hooked == {"delay-checkpoint"}
+    assert set(KafkaStreamsApp.refused_faults) == hooked
+    assert set(UserApp.refused_faults) == hooked | {"truncate-global"}
+    assert not PythonWorker.refused_faults
+    assert refused_for({}) == {}
+    assert "control file" in KafkaStreamsApp.refused_faults["delay-checkpoint"]

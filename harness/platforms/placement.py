@@ -1,0 +1,39 @@
+"""What a platform gives a run (`Placement`) and what the run asks of it (`PlacementRequest`):
+every platform's `open_*` function (named in harness/run/platforms.py) takes the one and
+returns the other."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from faults.kinds import Brokers, Links, Network, Storage
+from faults.platform import Platform
+from harness.procs import ProcessRegistry
+from harness.sut.base import PodSettings, SystemUnderTest
+
+
+@dataclass(frozen=True)
+class PlacementRequest:
+    run_dir: Path
+    registry: ProcessRegistry
+    sut: SystemUnderTest
+    settings: PodSettings
+    nodes: int
+    brokers: int
+    bootstrap: str | None  # a Kafka to use as it is; None: the platform starts the brokers
+    own_network: bool  # the plan has network faults
+    storage_faults: bool  # the plan has one: the pods' volumes go on the fault filesystem
+    kafka_version: str  # the brokers' release
+
+
+@dataclass
+class Placement:
+    platform: Platform
+    brokers: Brokers | None
+    bootstrap: str
+    teardown: Callable[[], None]  # stops everything it started
+    network: Network | None = None
+    links: Links | None = None
+    storage: Storage | None = None
