@@ -12,7 +12,6 @@ so these are the figures under the nightly's own contention, not an idle machine
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import statistics
 from collections import defaultdict
@@ -22,17 +21,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from harness.run.options import explicit_settings, parse_run_args, settings_argv
+
 PHASES = ("setup_s", "drain_s", "collect_s", "check_s")
 
 
-KIND_FLAGS = {"--platform": "{}", "--sut": "{}", "--brokers": "{} brokers"}
+KIND_SETTINGS = {"platform": "{}", "sut": "{}", "brokers": "{} brokers"}
 
 
 def kind(cell: dict[str, Any]) -> str:
-    """The profile, and what changes a run's fixed costs: platform, SUT, cluster size."""
-    args = list(cell.get("args") or [])
-    extra = [KIND_FLAGS[flag].format(value)
-             for flag, value in itertools.pairwise(args) if flag in KIND_FLAGS]
+    """The profile, and what changes a run's fixed costs: platform, SUT, cluster size, as
+    the cell gave them (settings or options)."""
+    settings = [(str(k), str(v)) for k, v in cell.get("settings") or ()]
+    given = explicit_settings(parse_run_args([*settings_argv(settings),
+                                              *(cell.get("args") or ())]))
+    extra = [label.format(given[key]) for key, label in KIND_SETTINGS.items() if key in given]
     return " ".join([cell["profile"], *extra])
 
 

@@ -14,9 +14,8 @@ from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 def platform_of(cell: Cell, matrix: Matrix) -> str:
     """The platform `kchaos run` would get from the matrix's and the cell's options."""
-    from harness.run.options import parse_run_args
 
-    return str(parse_run_args([*matrix.extra_args, *cell.args]).platform or DEFAULT_PLATFORM)
+    return str(cell.setting("platform", matrix.extra_args) or DEFAULT_PLATFORM)
 
 
 def without_docker_cells_if_no_engine(matrix: Matrix) -> tuple[Matrix, list[Cell], str]:

@@ -26,6 +26,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictFloat,
     StrictInt,
     StrictStr,
     ValidationError,
@@ -44,11 +45,23 @@ class Cell:
     seed: int
     bugs: tuple[str, ...] = ()
     args: tuple[str, ...] = ()  # this cell's own extra `kchaos run` options
+    # Run settings by name (RunConfig's fields, typed and checked when the matrix is
+    # loaded), given to the run as `--set KEY=VALUE`: a cell says `sut: kstreams`, not argv.
+    settings: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
-        extra = f" {' '.join(self.args)}" if self.args else ""
+        given = [f"{k}={v}" for k, v in self.settings] + list(self.args)
+        extra = f" {' '.join(given)}" if given else ""
         return f"{self.profile} seed {self.seed} bugs {','.join(self.bugs) or '-'}{extra}"
+
+    def setting(self, key: str, extra: Sequence[str] = ()) -> Any:
+        """One of the run's settings as this cell gives it (settings or options, after the
+        matrix's `extra`); None where the run takes the profile's or the default."""
+        from harness.run.options import explicit_settings, parse_run_args
+
+        return explicit_settings(parse_run_args(self.run_args(DEFAULT_TIME_LIMIT_S,
+                                                              extra))).get(key)
 
     def argv(self, time_limit_s: float, results_dir: Path, extra: Sequence[str]) -> list[str]:
         # --results-dir is a global kchaos option: it goes before the command.
@@ -56,11 +69,13 @@ class Cell:
 
     def run_args(self, time_limit_s: float, extra: Sequence[str]) -> list[str]:
         """The `kchaos run` options of the cell's run (later ones win)."""
+        from harness.run.options import settings_argv
+
         args = ["--profile", self.profile, "--seed", str(self.seed)]
         if self.bugs:  # no --bugs at all means the fixed worker
             args += ["--bugs", ",".join(self.bugs)]
         args += ["--time-limit", f"{time_limit_s:g}"]
-        return args + list(extra) + list(self.args)
+        return args + list(extra) + settings_argv(self.settings) + list(self.args)
 
 
 @dataclass(frozen=True)
@@ -89,18 +104,18 @@ class Matrix:
 
 def time_limits(matrix: Matrix) -> list[float]:
     """The time limit each cell's run gets: the matrix's `time_limit_s`, or the cell's own
-    `--time-limit`."""
-    from harness.run.options import parse_run_args
+    (`--time-limit` or its `time_limit_s` setting)."""
+    from harness.run.options import explicit_settings, parse_run_args
 
     limits = []
     for cell in matrix.cells:
         try:
-            limit = parse_run_args(cell.run_args(matrix.time_limit_s,
-                                                 matrix.extra_args)).time_limit_s
+            limit = explicit_settings(parse_run_args(cell.run_args(
+                matrix.time_limit_s, matrix.extra_args))).get("time_limit_s")
         except UsageError:  # the matrix was checked when loaded; not one that was
             limit = None
         good = isinstance(limit, float) and math.isfinite(limit) and limit > 0
-        limits.append(float(limit) if good else matrix.time_limit_s)
+        limits.append(limit if good and isinstance(limit, float) else matrix.time_limit_s)
     return limits
 
 
@@ -155,11 +170,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+Setting = StrictStr | StrictInt | StrictFloat  # a run setting's value: RunConfig types it
+
+
 class IncludeDoc(_Strict):
     profile: Profile
     bugs: BugSet = []
     seeds: list[Seed] | None = None  # None: the matrix's seeds
-    args: list[StrictStr] = []
+    settings: dict[StrictStr, Setting] = {}
+    args: list[StrictStr] = []  # options that are no setting (e.g. --knobs default)
 
 
 class ProjectCheckDoc(_Strict):
@@ -203,6 +222,22 @@ def _check_run_options(args: Sequence[str], where: str) -> None:
         raise UsageError(f"{where}: {' '.join(args)}: {exc}") from None
 
 
+def _settings(given: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    """Each KEY: VALUE a run setting of the right type, as `--set` would take it."""
+    from harness.run.config import parse_setting
+
+    out = []
+    for key, value in given.items():
+        try:
+            name, typed = parse_setting(f"{key}={value}")
+        except UsageError as exc:
+            raise UsageError(f"{where}: {str(exc).removeprefix('--set ')}") from None
+        if "," in str(typed):  # --set splits its list at commas
+            raise UsageError(f"{where}: {key}: a value with a comma goes in args, as its option")
+        out.append((name, str(typed)))
+    return tuple(out)
+
+
 # -- the cells ------------------------------------------------------------------------------
 
 
@@ -220,7 +255,8 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
     ]
     for n, extra in enumerate(spec.include):
         _check_run_options(extra.args, f"{where}: include.{n}.args")
-        cell = Cell(extra.profile, 0, tuple(extra.bugs), tuple(extra.args))
+        settings = _settings(extra.settings, f"{where}: `include.{n}.settings`")
+        cell = Cell(extra.profile, 0, tuple(extra.bugs), tuple(extra.args), settings)
         per_seed.append((cell, extra.seeds or seeds))
     # Seed-major order: if the budget runs out, every cell has had its first seed.
     cells = [

@@ -98,14 +98,19 @@ def matrix_hash(matrix: Matrix) -> str:
 
 def cell_of(raw: Any) -> Cell:
     """A cell as nightly.json and shard.json write it; ValueError if it is not one."""
-    if not isinstance(raw, dict) or set(raw) != {"profile", "seed", "bugs", "args"}:
+    keys = {"profile", "seed", "bugs", "args"}
+    if not isinstance(raw, dict) or not keys <= set(raw) <= {*keys, "settings"}:
         raise ValueError(f"not a cell: {str(raw)[:80]}")
     profile, seed, bugs, args = raw["profile"], raw["seed"], raw["bugs"], raw["args"]
+    settings = raw.get("settings", [])  # written since cells have settings
     if (not isinstance(profile, str) or isinstance(seed, bool) or not isinstance(seed, int)
             or not isinstance(bugs, list) or not isinstance(args, list)
-            or not all(isinstance(x, str) for x in [*bugs, *args])):
+            or not all(isinstance(x, str) for x in [*bugs, *args])
+            or not isinstance(settings, list)
+            or not all(isinstance(p, list) and len(p) == 2
+                       and all(isinstance(x, str) for x in p) for p in settings)):
         raise ValueError(f"not a cell: {str(raw)[:80]}")
-    return Cell(profile, seed, tuple(bugs), tuple(args))
+    return Cell(profile, seed, tuple(bugs), tuple(args), tuple((k, v) for k, v in settings))
 
 
 # -- the assignment ---------------------------------------------------------------------------

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.errors import UsageError
 from harness.report.expect import Detection, Judgement, LostRun, is_broad, judge
 from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import RunSummary, format_duration, parse_time, summarize_dir
-from harness.run.suts import sut_kind
+from harness.run.options import explicit_settings, parse_run_args, settings_argv
+from harness.run.suts import DEFAULT_SUT, sut_kind
 
 NIGHTLY_JSON = "nightly.json"
 NIGHTLY_PAGE = "nightly.html"
@@ -41,19 +43,25 @@ class NightlyRun:
     duration_s: float
     note: str
     summary: RunSummary | None
+    settings: tuple[tuple[str, str], ...] = ()
 
     @property
-    def name(self) -> str:
-        extra = f" {' '.join(self.args)}" if self.args else ""
+    def name(self) -> str:  # as the nightly's Cell.name
+        given = [f"{k}={v}" for k, v in self.settings] + list(self.args)
+        extra = f" {' '.join(given)}" if given else ""
         return f"{self.profile} seed {self.seed} bugs {','.join(self.bugs) or '-'}{extra}"
 
     @property
     def sut(self) -> str:
-        return self.summary.sut if self.summary else _sut_of(self.args)
-
-
-def _sut_of(args: Sequence[str]) -> str:
-    return args[args.index("--sut") + 1] if "--sut" in args[:-1] else "python"
+        """As the run recorded it; for a run that left no folder, as its cell asked."""
+        if self.summary:
+            return self.summary.sut
+        try:
+            asked = explicit_settings(parse_run_args(
+                [*settings_argv(self.settings), *self.args])).get("sut")
+        except UsageError:  # options this kchaos no longer takes: it asked for no other
+            asked = None
+        return str(asked or DEFAULT_SUT)
 
 
 PASSED, FAILED, TIMED_OUT, INTERRUPTED, NOT_STARTED = (
@@ -201,6 +209,7 @@ def _run(entry: Mapping[str, Any], log_dir: Path) -> NightlyRun:
         profile=str(cell.get("profile", "?")), seed=str(cell.get("seed", "?")),
         bugs=tuple(str(b) for b in cell.get("bugs") or ()),
         args=tuple(str(a) for a in cell.get("args") or ()),
+        settings=tuple((str(k), str(v)) for k, v in cell.get("settings") or ()),
         exit_code=exit_code, duration_s=float(entry.get("duration_s") or 0.0),
         note=str(entry.get("note") or ""), summary=summary,
     )

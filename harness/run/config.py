@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import socket
+import types
 import typing
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -108,12 +109,19 @@ class RunConfig:
         return validate(RunConfig(**data))
 
 
+def _scalar(hint: Any) -> Any:
+    """`str | None` (a setting whose default is "not given") is a str setting."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) \
+        and len(args) == 1 else hint
+
+
 def parse_setting(text: str) -> tuple[str, Any]:
     """`KEY=VALUE` of `kchaos run --set`: any scalar RunConfig setting, typed by its field
     (names are checked by `resolve`)."""
     key, sep, raw = text.partition("=")
     key = key.strip().replace("-", "_")
-    hints = typing.get_type_hints(RunConfig)
+    hints = {name: _scalar(hint) for name, hint in typing.get_type_hints(RunConfig).items()}
     if not sep or key not in hints:
         names = [f.name for f in fields(RunConfig) if hints[f.name] in (int, float, str)]
         close = difflib.get_close_matches(key, names, n=1)

@@ -122,6 +122,11 @@ def parse_run_args(args: Sequence[str]) -> argparse.Namespace:
     return run.parse_args(list(args))
 
 
+def settings_argv(settings: Sequence[tuple[str, str]]) -> list[str]:
+    """Run settings by name as `kchaos run` options (a nightly cell's `settings`)."""
+    return [f"--set={key}={value}" for key, value in settings]
+
+
 def explicit_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings the options gave (those left out are the profile's or drawn)."""
     from harness.run.config import parse_setting

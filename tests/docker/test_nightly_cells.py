@@ -31,8 +31,7 @@ def test_the_fixed_worker_runs_the_e2e_plans_on_docker_every_night() -> None:
                  and c.seed == int(e2e.SEED)]
         assert cells, f"no nightly cell runs the fixed worker on {bug}'s docker plan"
         (cell,) = cells
-        args = list(cell.args)
-        assert args[args.index("--time-limit") + 1] == time_limit, bug
+        assert cell.setting("time_limit_s") == float(time_limit), bug
     assert any(c.profile == "partition" and not c.bugs for c in docker)
 
 

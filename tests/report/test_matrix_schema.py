@@ -42,6 +42,15 @@ REPO = Path(__file__).resolve().parents[2]
     ({"profiles": ["all"], "extra_args": ["--rte", "5"]}, "extra_args"),
     ({"include": [{"profile": "kill", "args": ["--guarantee"]}]}, "include.0.args"),
     ({"include": [{"bugs": []}]}, "`include.0.profile`"),
+    ({"include": [{"profile": "kill", "settings": {"partition": 4}}]},
+     "`include.0.settings`: partition=4: give KEY=VALUE with a run setting as KEY (did you "
+     "mean 'partitions'?)"),
+    ({"include": [{"profile": "kill", "settings": {"partitions": "four"}}]},
+     "partitions takes a whole number, not 'four'"),
+    ({"include": [{"profile": "kill", "settings": {"bugs": "KAFKA-7672"}}]},
+     "bugs is not a single value"),
+    ({"include": [{"profile": "kill", "settings": {"sut": ["kstreams"]}}]},
+     "`include.0.settings.sut"),
     ({"seeds": [1]}, "no runs"),
     ([], "expected a mapping"),
     ("profiles: all", "expected a mapping"),
@@ -166,3 +175,20 @@ def test_the_shipped_matrices_pass_the_schema(name: str) -> None:
     m = load_matrix(REPO / "harness" / name)
     assert all(c.profile in PROFILES for c in m.cells)
     assert all(b in known_bugs() for c in m.cells for b in c.bugs)
+
+
+def test_a_cell_names_its_settings_and_the_run_gets_them_typed() -> None:
+    m = parse_matrix({"include": [{"profile": "KAFKA-20685", "seeds": [2], "settings": {
+        "sut": "kstreams", "kstreams_version": "4.1.2", "partitions": 6,
+        "time_limit_s": "90"}}]})
+    (cell,) = m.cells
+    assert cell.settings == (("sut", "kstreams"), ("kstreams_version", "4.1.2"),
+                             ("partitions", "6"), ("time_limit_s", "90.0"))
+    assert cell.setting("sut") == "kstreams" and cell.setting("partitions") == 6
+    assert "sut=kstreams" in cell.name
+    argv = cell.run_args(m.time_limit_s, m.extra_args)
+    assert argv[-4:] == ["--set=sut=kstreams", "--set=kstreams_version=4.1.2",
+                         "--set=partitions=6", "--set=time_limit_s=90.0"]
+    from harness.nightly.matrix import time_limits
+
+    assert time_limits(m) == [90.0]  # a setting's time limit is the run's, as an option's
