@@ -1,0 +1,74 @@
+package dev.kchaos.kstreams;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.Appender;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Configuration;
+import org.apache.logging.log4j.core.config.LoggerConfig;
+import org.apache.logging.log4j.core.config.Property;
+
+/**
+ * Trace events that Kafka Streams 2.x tells only its log, taken from the log lines as they
+ * are written (a log4j2 appender on the `org.apache.kafka.streams` logger):
+ * - `lock-failed` {task, kind}: "Could not create {standby task|stream task} {id} due to
+ *   LockException ...; will retry" (AssignedTasks.initializeNewTasks, TRACE: the legacy
+ *   log4j2.properties logs AssignedStandbyTasks/AssignedStreamsTasks at TRACE). Another
+ *   thread of this process still held the task directory (KAFKA-8187's first step). The
+ *   thread is the stream thread that failed. 2.6 on no longer logs this line.
+ * - `cleaner-delete` {task, age_s}: "Deleting obsolete state directory {dir} for task {id}
+ *   as {ms}ms has elapsed" (StateDirectory.cleanRemovedTasks, INFO), thread `cleaner`.
+ * Matched on the message's format (LogContext prefixes it: "stream-thread [..] ") and
+ * parameters, not its text.
+ */
+final class LogTrace extends AbstractAppender {
+    static final String LOCK_FORMAT = "Could not create {} {} due to {}; will retry";
+    static final String CLEANER_PREFIX = "Deleting obsolete state directory";
+    private final Trace trace;
+
+    private LogTrace(Trace trace) {
+        super("kchaos-log-trace", null, null, true, Property.EMPTY_ARRAY);
+        this.trace = trace;
+    }
+
+    /** Attaches the appender to the Kafka Streams logger (its children reach it). */
+    static void install(Trace trace) {
+        LoggerContext context = (LoggerContext) LogManager.getContext(false);
+        Configuration config = context.getConfiguration();
+        Appender appender = new LogTrace(trace);
+        appender.start();
+        config.addAppender(appender);
+        // Only there: its children (the TRACE and DEBUG ones of log4j2.properties) reach it
+        // through additivity; on them too, a line would be traced twice.
+        LoggerConfig streams = config.getLoggers().get("org.apache.kafka.streams");
+        if (streams == null) {
+            System.err.println("kstreams-ledger: no org.apache.kafka.streams logger: no lock-failed trace");
+            return;
+        }
+        streams.addAppender(appender, null, null);
+        context.updateLoggers();
+    }
+
+    static String kind(Object taskType) {
+        return String.valueOf(taskType).startsWith("standby") ? "standby" : "active";
+    }
+
+    @Override
+    public void append(LogEvent event) {
+        String format = event.getMessage().getFormat();
+        if (format == null) {
+            return;
+        }
+        Object[] p = event.getMessage().getParameters();
+        if (format.endsWith(LOCK_FORMAT) && p != null && p.length >= 3
+                && String.valueOf(p[2]).contains("LockException")) {
+            trace.emitAs(Trace.shortThread(event.getThreadName()), "lock-failed",
+                         "task", String.valueOf(p[1]), "kind", kind(p[0]));
+        } else if (format.contains(CLEANER_PREFIX) && format.contains("has elapsed")
+                && p != null && p.length >= 4) {
+            double ageS = p[3] instanceof Number ? ((Number) p[3]).doubleValue() / 1000.0 : -1.0;
+            trace.emitAs("cleaner", "cleaner-delete", "task", String.valueOf(p[2]), "age_s", ageS);
+        }
+    }
+}
