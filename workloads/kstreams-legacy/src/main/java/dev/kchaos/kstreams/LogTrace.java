@@ -1,5 +1,7 @@
 package dev.kchaos.kstreams;
 
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.Appender;
 import org.apache.logging.log4j.core.LogEvent;
@@ -19,11 +21,14 @@ import org.apache.logging.log4j.core.config.Property;
  *   thread is the stream thread that failed. 2.6 on no longer logs this line.
  * - `cleaner-delete` {task, age_s}: "Deleting obsolete state directory {dir} for task {id}
  *   as {ms}ms has elapsed" (StateDirectory.cleanRemovedTasks, INFO), thread `cleaner`.
- * Matched on the message's format (LogContext prefixes it: "stream-thread [..] ") and
- * parameters, not its text.
+ * The lock line comes pre-formatted (LogContext), so it is matched on its text; the
+ * cleaner's on its format and parameters.
  */
 final class LogTrace extends AbstractAppender {
-    static final String LOCK_FORMAT = "Could not create {} {} due to {}; will retry";
+    // AssignedTasks logs through LogContext's logger, which formats the message itself
+    // (the appender sees the text, no parameters), prefixed "stream-thread [..] ".
+    static final Pattern LOCK_FAILED = Pattern.compile(
+        "Could not create (standby task|stream task) (\\d+_\\d+) due to \\S*LockException.*; will retry");
     static final String CLEANER_PREFIX = "Deleting obsolete state directory";
     private final Trace trace;
 
@@ -56,16 +61,16 @@ final class LogTrace extends AbstractAppender {
 
     @Override
     public void append(LogEvent event) {
+        String text = event.getMessage().getFormattedMessage();
         String format = event.getMessage().getFormat();
-        if (format == null) {
-            return;
-        }
         Object[] p = event.getMessage().getParameters();
-        if (format.endsWith(LOCK_FORMAT) && p != null && p.length >= 3
-                && String.valueOf(p[2]).contains("LockException")) {
-            trace.emitAs(Trace.shortThread(event.getThreadName()), "lock-failed",
-                         "task", String.valueOf(p[1]), "kind", kind(p[0]));
-        } else if (format.contains(CLEANER_PREFIX) && format.contains("has elapsed")
+        if (text != null && text.contains("Could not create")) {
+            Matcher m = LOCK_FAILED.matcher(text);
+            if (m.find()) {
+                trace.emitAs(Trace.shortThread(event.getThreadName()), "lock-failed",
+                             "task", m.group(2), "kind", kind(m.group(1)));
+            }
+        } else if (format != null && format.contains(CLEANER_PREFIX) && format.contains("has elapsed")
                 && p != null && p.length >= 4) {
             double ageS = p[3] instanceof Number ? ((Number) p[3]).doubleValue() / 1000.0 : -1.0;
             trace.emitAs("cleaner", "cleaner-delete", "task", String.valueOf(p[2]), "age_s", ageS);
