@@ -63,8 +63,11 @@ def _kafka_7672_kstreams(b: _Builder) -> ProfileSettings:
 # left, a spare's join came with that leave's rebalance and dealt the same tasks again:
 # 2.2.1 seed 2, five cycles, two distinct deals).
 SPARE_CYCLES_8187 = 4
-SPARE_FIRST_S_8187 = 20.0
 SPARE_PERIOD_S_8187 = 28.0
+# The period counted in pod-1's commits (it runs unslowed, 2 threads: 3.5 a second when
+# settled, none while a rebalance lasts), the steps' `at_s` all the delay's: an ordered
+# plan runs its steps sorted by `at_s`, and `cleaned` counts from its step's `at_s`.
+SPARE_PERIOD_COMMITS_8187 = 90
 SPARE_STAY_COMMITS_8187 = 24
 SPARE_STAY_MAX_S_8187 = 22.0
 
@@ -81,12 +84,13 @@ def _kafka_8187_kstreams(b: _Builder) -> ProfileSettings:
     renames are slowed (the fault filesystem, 0.5-1 s each: a thread closing a standby
     commits it, a checkpoint, under its lock, after the standbys it closes before it) and
     spares join and leave one after the other (`SPARE_CYCLES_8187`, one every
-    `SPARE_PERIOD_S_8187` s), each staying for `SPARE_STAY_COMMITS_8187` commits of its
-    own (at most `SPARE_STAY_MAX_S_8187` s from its start): every join and leave deals
-    pod-0's standbys over its threads again (the 2.x assignor deals a client's sorted
-    standbys round-robin to its threads). The app traces what the release
-    logs of it (`lock-failed` from AssignedTasks' TRACE line, `cleaner-delete` from
-    StateDirectory's, workloads/kstreams-legacy LogTrace.java), so the failover follows
+    `SPARE_PERIOD_COMMITS_8187` commits of pod-1, at most `SPARE_PERIOD_S_8187` s), each
+    staying for `SPARE_STAY_COMMITS_8187` commits of its own (at most
+    `SPARE_STAY_MAX_S_8187` s from its start): every join and leave deals pod-0's standbys
+    over its threads again (the 2.x assignor deals a client's sorted standbys round-robin
+    to its threads). The app traces what the release logs of it (`lock-failed` from
+    AssignedTasks' TRACE line, `cleaner-delete` from StateDirectory's,
+    workloads/kstreams-legacy LogTrace.java), so the failover follows
     the system: pod-1 is killed once the cleaner has deleted the directory of a standby
     that failed its lock (`cleaned`, any pod, since the delay began), or at the deadline.
     It stays down (restart never): after its session (10 s) every active fails over to
@@ -105,9 +109,10 @@ def _kafka_8187_kstreams(b: _Builder) -> ProfileSettings:
     for cycle in range(SPARE_CYCLES_8187):
         spare = _pod(b.spare)
         b.spare += 1
-        # At fixed moments (pod-1 has joined by the first: a JVM start and a join, 5-15 s):
-        # the delay's own moment follows pod-1's commits and would shift them all.
-        b.add("scale-out", spare, Trigger(SPARE_FIRST_S_8187 + cycle * SPARE_PERIOD_S_8187),
+        start = Trigger(slow_at) if cycle == 0 else Trigger(
+            slow_at, "commits", count=cycle * SPARE_PERIOD_COMMITS_8187,
+            timeout_s=cycle * SPARE_PERIOD_S_8187, pod=first)
+        b.add("scale-out", spare, start,
               heal_when=Trigger(0.0, "commits", count=SPARE_STAY_COMMITS_8187,
                                 timeout_s=SPARE_STAY_MAX_S_8187, pod=spare))
     # `cleaned` counts from slow_at: a contention in any cycle, its directory deleted.

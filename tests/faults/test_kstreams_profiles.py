@@ -12,7 +12,7 @@ from golden_plans import GOLDEN_FILE
 from faults.kstreams_profiles import (
     KSTREAMS_TARGETED,
     SPARE_CYCLES_8187,
-    SPARE_FIRST_S_8187,
+    SPARE_PERIOD_COMMITS_8187,
     SPARE_PERIOD_S_8187,
     SPARE_STAY_COMMITS_8187,
     SPARE_STAY_MAX_S_8187,
@@ -91,8 +91,13 @@ def test_kafka_8187_kstreams_sequence() -> None:
         assert spare.heal_when.count == SPARE_STAY_COMMITS_8187
         # ... and before the next one starts: its leave is a rebalance of its own.
         assert spare.heal_when.timeout_s < SPARE_PERIOD_S_8187
-    assert [s.trigger.at_s for s in cycles] == [
-        SPARE_FIRST_S_8187 + i * SPARE_PERIOD_S_8187 for i in range(SPARE_CYCLES_8187)]
+    # One period apart, counted in pod-1's commits (at most a period in time), all from
+    # the delay's moment: the plan runs its steps in `at_s` order, the kill after them.
+    assert {s.trigger.at_s for s in p.steps[1:]} == {p.steps[1].trigger.at_s}
+    for i, spare in enumerate(cycles[1:], start=1):
+        assert (spare.trigger.condition, spare.trigger.pod) == ("commits", "pod-1")
+        assert spare.trigger.count == i * SPARE_PERIOD_COMMITS_8187
+        assert spare.trigger.timeout_s == i * SPARE_PERIOD_S_8187
     # The kill follows the system: the directory of a standby that failed its lock is
     # gone (any pod, counted from the delay's start, so a contention in any cycle
     # counts); else its deadline, after the last spare's stay, which leaves the failover
@@ -102,7 +107,8 @@ def test_kafka_8187_kstreams_sequence() -> None:
     assert kill.trigger.at_s == p.steps[1].trigger.at_s
     deadline = kill.trigger.at_s + kill.trigger.timeout_s
     assert deadline == pytest.approx(limit - 20.0, abs=0.1)
-    assert deadline > cycles[-1].trigger.at_s + SPARE_STAY_MAX_S_8187
+    last = cycles[-1].trigger
+    assert deadline > last.at_s + last.timeout_s + SPARE_STAY_MAX_S_8187
 
 
 def test_kip_406_kstreams_cuts_the_running_consumer() -> None:
