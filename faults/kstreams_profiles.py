@@ -55,21 +55,22 @@ def _kafka_7672_kstreams(b: _Builder) -> ProfileSettings:
 
 
 # KAFKA-8187-kstreams: spare cycles, each a join and, apart from it, a leave (two
-# rebalances that deal pod-0's standbys over its threads again); a spare starts every
-# `SPARE_PERIOD_S_8187` seconds and stays for `SPARE_STAY_COMMITS_8187` commits of its own
-# (at 500 ms a thread, 24 are some 6 s of running: past a pass of the 1.5 s cleaner after
-# a contention at its join), or `SPARE_STAY_MAX_S_8187` from its start, so that its leave
-# is a rebalance of its own before the next one starts (started when the one before
-# left, a spare's join came with that leave's rebalance and dealt the same tasks again:
-# 2.2.1 seed 2, five cycles, two distinct deals).
-SPARE_CYCLES_8187 = 4
-SPARE_PERIOD_S_8187 = 28.0
+# rebalances that deal pod-0's standbys over its threads again). A spare stays for
+# `SPARE_STAY_COMMITS_8187` commits of its own (at 500 ms a thread, 16 are some 4 s of
+# running: a pass of the 1.5 s cleaner after a contention at its join), at most
+# `SPARE_STAY_MAX_S_8187` s from its start; the next starts a period after it. A join
+# that comes during the leave's rebalance (pod-0's slowed revocation takes 6-8 s) is one
+# rebalance with it, and the sticky assignor deals the newcomer what the leaver had and
+# pod-0 the same tasks again: 2.2.1 seed 2 (each spare started when the one before left)
+# and seed 1 (28 s apart), four and five cycles, two distinct deals on pod-0 each.
+SPARE_CYCLES_8187 = 3
+SPARE_PERIOD_S_8187 = 40.0
 # The period counted in pod-1's commits (it runs unslowed, 2 threads: 3.5 a second when
 # settled, none while a rebalance lasts), the steps' `at_s` all the delay's: an ordered
 # plan runs its steps sorted by `at_s`, and `cleaned` counts from its step's `at_s`.
-SPARE_PERIOD_COMMITS_8187 = 90
-SPARE_STAY_COMMITS_8187 = 24
-SPARE_STAY_MAX_S_8187 = 22.0
+SPARE_PERIOD_COMMITS_8187 = 130
+SPARE_STAY_COMMITS_8187 = 16
+SPARE_STAY_MAX_S_8187 = 20.0
 
 
 def _kafka_8187_kstreams(b: _Builder) -> ProfileSettings:
