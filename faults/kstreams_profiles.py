@@ -63,12 +63,12 @@ def _kafka_7672_kstreams(b: _Builder) -> ProfileSettings:
 # rebalance with it, and the sticky assignor deals the newcomer what the leaver had and
 # pod-0 the same tasks again: 2.2.1 seed 2 (each spare started when the one before left)
 # and seed 1 (28 s apart), four and five cycles, two distinct deals on pod-0 each.
-SPARE_CYCLES_8187 = 3
-SPARE_PERIOD_S_8187 = 40.0
+SPARE_CYCLES_8187 = 4
+SPARE_PERIOD_S_8187 = 32.0
 # The period counted in pod-1's commits (it runs unslowed, 2 threads: 3.5 a second when
 # settled, none while a rebalance lasts), the steps' `at_s` all the delay's: an ordered
 # plan runs its steps sorted by `at_s`, and `cleaned` counts from its step's `at_s`.
-SPARE_PERIOD_COMMITS_8187 = 130
+SPARE_PERIOD_COMMITS_8187 = 100
 SPARE_STAY_COMMITS_8187 = 16
 SPARE_STAY_MAX_S_8187 = 20.0
 
@@ -118,12 +118,12 @@ def _kafka_8187_kstreams(b: _Builder) -> ProfileSettings:
                                 timeout_s=SPARE_STAY_MAX_S_8187, pod=spare))
     # `cleaned` counts from slow_at: a contention in any cycle, its directory deleted.
     b.add("kill", first, Trigger(slow_at, "cleaned", timeout_s=until_deadline))
-    # 170 s: four cycles (a JVM start of 5-19 s at load 10-30, a stay, a leave), then the
+    # 190 s: four cycles (a JVM start of 5-19 s at load 10-30, a stay, a leave), then the
     # failover 10 s after the kill, and load after it. 9 partitions: pod-0 holds more
     # standbys, so a join or leave more often shifts the sorted list its threads are dealt.
     return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 9, "accounts": 400,
             "guarantee": "exactly_once_v2", "cleaner_delay_ms": 1500,
-            "cleaner_interval_ms": 500, "restart": "never", "time_limit_s": 170.0}
+            "cleaner_interval_ms": 500, "restart": "never", "time_limit_s": 190.0}
 
 
 def _kip_406_kstreams(b: _Builder) -> ProfileSettings:
