@@ -1,13 +1,12 @@
 """Profiles aimed at the seed bugs in the real Kafka Streams releases (`--sut kstreams`).
 
 The targeted profiles of `faults.plan` were written for the Python worker, which traces
-more than Kafka Streams tells an application: `cleaner-delete` and `lock-failed` (hence the
-conditions `cleaner-deleted`, `contended`, `cleaned`) have no counterpart in the Kafka
-Streams app (workloads/kstreams-legacy traces task-running, task-first-record,
-restore-start/end, client-state, dedup-skip, txn-commit from the `commit-total` metric,
-app-config). A step waiting for such a condition fires on its timeout there. These
-profiles wait only for what the app does trace (`commits` of a given pod, which also says
-that it joined and runs tasks) and take no worker hook (`delay-checkpoint` is refused for
+more than Kafka Streams tells an application. The legacy app (2.1 to 3.6) traces
+`lock-failed` and `cleaner-delete` from Kafka Streams' log lines (LogTrace.java; the lock
+line exists up to 2.5), hence the conditions `contended` and `cleaned` hold there; the
+3.7+ app traces neither. These profiles wait for what the app traces (`commits` of a
+given pod, which also says that it joined and runs tasks; KAFKA-8187-kstreams also
+`cleaned`) and take no worker hook (`delay-checkpoint` is refused for
 kstreams): slowed checkpoint writes come from the fault filesystem (`io-delay`).
 
 Registered in `faults.plan.TARGETED` after the others, so the existing profiles' plans
@@ -55,57 +54,76 @@ def _kafka_7672_kstreams(b: _Builder) -> ProfileSettings:
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 
+# KAFKA-8187-kstreams: spare cycles, each a join and, apart from it, a leave (two
+# rebalances that deal pod-0's standbys over its threads again). A spare stays for
+# `SPARE_STAY_COMMITS_8187` commits of its own (at 500 ms a thread, 16 are some 4 s of
+# running: a pass of the 1.5 s cleaner after a contention at its join), at most
+# `SPARE_STAY_MAX_S_8187` s from its start; the next starts a period after it. A join
+# that comes during the leave's rebalance (pod-0's slowed revocation takes 6-8 s) is one
+# rebalance with it, and the sticky assignor deals the newcomer what the leaver had and
+# pod-0 the same tasks again: 2.2.1 seed 2 (each spare started when the one before left)
+# and seed 1 (28 s apart), four and five cycles, two distinct deals on pod-0 each.
+SPARE_CYCLES_8187 = 4
+SPARE_PERIOD_S_8187 = 32.0
+# The period counted in pod-1's commits (it runs unslowed, 2 threads: 3.5 a second when
+# settled, none while a rebalance lasts), the steps' `at_s` all the delay's: an ordered
+# plan runs its steps sorted by `at_s`, and `cleaned` counts from its step's `at_s`.
+SPARE_PERIOD_COMMITS_8187 = 100
+SPARE_STAY_COMMITS_8187 = 16
+SPARE_STAY_MAX_S_8187 = 20.0
+
+
 def _kafka_8187_kstreams(b: _Builder) -> ProfileSettings:
     """KAFKA-8187 (affects 2.0.1 to 2.2.1, fixed 2.2.2 and 2.3.0): a thread whose active
     tasks are all RUNNING goes RUNNING itself although a standby it was given could not
     take its task directory's lock (another thread of the process still held it), and
     never tries again until the next rebalance; the cleaner deletes the directory nobody
-    holds; at the next rebalance the forgotten standby's close writes the offsets it read
-    at creation into a recreated, empty directory, and an active made from it restores
-    only what follows them.
+    holds.
 
-    pod-0 (two threads, standbys 1, 7 partitions, cleaner 1.5 s) alone; pod-1 joins at once
-    and pod-0 gets standbys. Once pod-1 has committed twice (joined, the standbys have read
-    their changelogs), pod-0's checkpoint fsyncs and renames are slowed (the fault
-    filesystem, 0.5-1 s per fsync and rename: the Kafka Streams app has no checkpoint hook;
-    a standby checkpoints at every commit, so the thread closing one holds its lock longer;
-    1-1.5 s slowed pod-0 to a few commits a minute) and spares join and leave one after the
-    other, each leaving once it has committed 8 times (it joined and runs tasks; the cleaner
-    has had its 1.5 s pass), the next started then: every join and leave deals pod-0's
-    standbys over its threads again (the 2.x assignor deals a client's sorted standbys
-    round-robin to its sorted threads, so a standby moves between threads whenever one
-    before it in that order comes or goes; one spare moved none on 2.2.1, seed 1). Then
-    pod-1 is killed and stays down (restart never): after its session (10 s) every active
-    fails over to pod-0, the rebalance that closes a forgotten standby and makes its task
-    active. What the app cannot tell (no `lock-failed` trace; 2.x logs the LockException at
-    TRACE) is whether a contention happened: the run's worker.log lists each thread's
-    standbys after each rebalance and the cleaner's deletions."""
+    pod-0 (two threads, standbys 1, 9 partitions, cleaner 1.5 s) alone; pod-1 joins at once
+    and pod-0 gets standbys. Once pod-1 has committed twice, pod-0's checkpoint fsyncs and
+    renames are slowed (the fault filesystem, 0.5-1 s each: a thread closing a standby
+    commits it, a checkpoint, under its lock, after the standbys it closes before it) and
+    spares join and leave one after the other (`SPARE_CYCLES_8187`, one every
+    `SPARE_PERIOD_COMMITS_8187` commits of pod-1, at most `SPARE_PERIOD_S_8187` s), each
+    staying for `SPARE_STAY_COMMITS_8187` commits of its own (at most
+    `SPARE_STAY_MAX_S_8187` s from its start): every join and leave deals pod-0's standbys
+    over its threads again (the 2.x assignor deals a client's sorted standbys round-robin
+    to its threads). The app traces what the release logs of it (`lock-failed` from
+    AssignedTasks' TRACE line, `cleaner-delete` from StateDirectory's,
+    workloads/kstreams-legacy LogTrace.java), so the failover follows
+    the system: pod-1 is killed once the cleaner has deleted the directory of a standby
+    that failed its lock (`cleaned`, any pod, since the delay began), or at the deadline.
+    It stays down (restart never): after its session (10 s) every active fails over to
+    pod-0. On 2.2.2 the thread retries the lock until the other one lets go, the cleaner
+    finds the directory locked, `cleaned` does not hold and the kill comes at its
+    deadline."""
     first = _pod(b.spare)
     b.spare += 1
     b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
     slow_at = b.r(4.0, 4.5)
-    deadline = max(b.time_limit_s - 16.0, slow_at + 1.0)
+    deadline = max(b.time_limit_s - 20.0, slow_at + 1.0)
     until_deadline = round(deadline - slow_at, 1)
     b.add("io-delay", _pod(0),
           Trigger(slow_at, "commits", count=2, timeout_s=until_deadline, pod=first),
           ms=b.rng.choice([500, 1000]))  # until the end of the load phase
-    # The second spare is started when the first leaves (its 8th commit), so its join
-    # (a JVM start, 5 s or more) is a rebalance of its own.
-    previous: str | None = None
-    for _ in range(2):
+    for cycle in range(SPARE_CYCLES_8187):
         spare = _pod(b.spare)
         b.spare += 1
-        start = Trigger(slow_at) if previous is None else Trigger(
-            slow_at, "commits", count=8, timeout_s=until_deadline, pod=previous)
+        start = Trigger(slow_at) if cycle == 0 else Trigger(
+            slow_at, "commits", count=cycle * SPARE_PERIOD_COMMITS_8187,
+            timeout_s=cycle * SPARE_PERIOD_S_8187, pod=first)
         b.add("scale-out", spare, start,
-              heal_when=Trigger(0.0, "commits", count=8, timeout_s=25, pod=spare))
-        previous = spare
-    b.add("kill", first, Trigger(deadline))
-    # 90 s: at load 10-30 a spare's JVM took up to 19 s to start (2.2.1, seed 1, 60 s:
-    # the first spare never ran before its heal's timeout, the second never started).
-    return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 7, "accounts": 400,
+              heal_when=Trigger(0.0, "commits", count=SPARE_STAY_COMMITS_8187,
+                                timeout_s=SPARE_STAY_MAX_S_8187, pod=spare))
+    # `cleaned` counts from slow_at: a contention in any cycle, its directory deleted.
+    b.add("kill", first, Trigger(slow_at, "cleaned", timeout_s=until_deadline))
+    # 190 s: four cycles (a JVM start of 5-19 s at load 10-30, a stay, a leave), then the
+    # failover 10 s after the kill, and load after it. 9 partitions: pod-0 holds more
+    # standbys, so a join or leave more often shifts the sorted list its threads are dealt.
+    return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 9, "accounts": 400,
             "guarantee": "exactly_once_v2", "cleaner_delay_ms": 1500,
-            "cleaner_interval_ms": 500, "restart": "never", "time_limit_s": 90.0}
+            "cleaner_interval_ms": 500, "restart": "never", "time_limit_s": 190.0}
 
 
 def _kip_406_kstreams(b: _Builder) -> ProfileSettings:

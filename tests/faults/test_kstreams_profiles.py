@@ -9,14 +9,24 @@ import json
 import pytest
 from golden_plans import GOLDEN_FILE
 
-from faults.kstreams_profiles import KSTREAMS_TARGETED
+from faults.kstreams_profiles import (
+    KSTREAMS_TARGETED,
+    SPARE_CYCLES_8187,
+    SPARE_PERIOD_COMMITS_8187,
+    SPARE_PERIOD_S_8187,
+    SPARE_STAY_COMMITS_8187,
+    SPARE_STAY_MAX_S_8187,
+)
 from faults.plan import PROFILES, TARGETED, plan, profile_config
 from harness.sut.kstreams import KafkaStreamsApp
 
 NAMES = tuple(KSTREAMS_TARGETED)
 # Conditions read from trace events the Kafka Streams app writes (workloads/kstreams*:
-# txn-commit from the commit metric, restore-end from the restore listener).
+# txn-commit from the commit metric, restore-end from the restore listener; the legacy app,
+# 2.1 to 2.5, also lock-failed and cleaner-delete from Kafka Streams' log lines, LogTrace.java).
 KSTREAMS_CONDITIONS = {"commits", "restored"}
+LEGACY_CONDITIONS = {"contended", "cleaned"}
+LEGACY_ONLY = {"KAFKA-8187-kstreams"}  # aimed at 2.2.x: the legacy app
 
 
 def test_registered_after_every_other_profile() -> None:
@@ -49,7 +59,9 @@ def test_only_conditions_the_app_traces_and_faults_it_takes(name: str, limit: fl
             assert step.fault not in refused, (name, step)
             for trigger in (step.trigger, step.heal_when):
                 if trigger is not None and trigger.condition is not None:
-                    assert trigger.condition in KSTREAMS_CONDITIONS, (name, step)
+                    allowed = KSTREAMS_CONDITIONS | (
+                        LEGACY_CONDITIONS if name in LEGACY_ONLY else set())
+                    assert trigger.condition in allowed, (name, step)
                     assert trigger.timeout_s > 0
 
 
@@ -66,17 +78,37 @@ def test_kafka_7672_kstreams_sets_what_its_window_needs() -> None:
 def test_kafka_8187_kstreams_sequence() -> None:
     config = profile_config("KAFKA-8187-kstreams")
     assert (config["threads"], config["standbys"], config["restart"]) == (2, 1, "never")
-    p = plan(1, "KAFKA-8187-kstreams", 1, 1, 60.0)
+    limit = config["time_limit_s"]
+    p = plan(1, "KAFKA-8187-kstreams", 1, 1, limit)
+    spares = [f"pod-{2 + i}" for i in range(SPARE_CYCLES_8187)]
     assert [(s.fault, s.target) for s in p.steps] == [
-        ("scale-out", "pod-1"), ("io-delay", "pod-0"), ("scale-out", "pod-2"),
-        ("scale-out", "pod-3"), ("kill", "pod-1")]
+        ("scale-out", "pod-1"), ("io-delay", "pod-0"),
+        *[("scale-out", spare) for spare in spares], ("kill", "pod-1")]
     assert p.steps[1].trigger.pod == "pod-1"
-    for spare in p.steps[2:4]:  # each spare leaves once it ran tasks, however slow its start
+    cycles = p.steps[2:2 + SPARE_CYCLES_8187]
+    for spare in cycles:  # each spare leaves once it ran tasks, however slow its start ...
         assert spare.heal_when is not None and spare.heal_when.pod == spare.target
-    # The second spare starts when the first leaves (its commits), not with it.
-    assert p.steps[3].trigger.condition == "commits" and p.steps[3].trigger.pod == "pod-2"
-    # The kill leaves time for the session to end and the failover to run before the end.
-    assert p.steps[4].trigger.at_s == 60.0 - 16.0
+        assert spare.heal_when.count == SPARE_STAY_COMMITS_8187
+        # ... and before the next one starts: its leave is a rebalance of its own.
+        assert spare.heal_when.timeout_s < SPARE_PERIOD_S_8187
+    # One period apart, counted in pod-1's commits (at most a period in time), all from
+    # the delay's moment: the plan runs its steps in `at_s` order, the kill after them.
+    assert {s.trigger.at_s for s in p.steps[1:]} == {p.steps[1].trigger.at_s}
+    for i, spare in enumerate(cycles[1:], start=1):
+        assert (spare.trigger.condition, spare.trigger.pod) == ("commits", "pod-1")
+        assert spare.trigger.count == i * SPARE_PERIOD_COMMITS_8187
+        assert spare.trigger.timeout_s == i * SPARE_PERIOD_S_8187
+    # The kill follows the system: the directory of a standby that failed its lock is
+    # gone (any pod, counted from the delay's start, so a contention in any cycle
+    # counts); else its deadline, after the last spare's stay, which leaves the failover
+    # time before the end.
+    kill = p.steps[-1]
+    assert kill.trigger.condition == "cleaned"
+    assert kill.trigger.at_s == p.steps[1].trigger.at_s
+    deadline = kill.trigger.at_s + kill.trigger.timeout_s
+    assert deadline == pytest.approx(limit - 20.0, abs=0.1)
+    last = cycles[-1].trigger
+    assert deadline > last.at_s + last.timeout_s + SPARE_STAY_MAX_S_8187
 
 
 def test_kip_406_kstreams_cuts_the_running_consumer() -> None:

@@ -199,3 +199,23 @@ def test_cleaned_pairs_a_standby_lock_failure_with_a_later_delete_in_that_proces
     assert watcher.cleaned(0) == 1
     assert watcher.holds("cleaned", "pod-1", 0, 1)  # any pod's trace counts
     assert watcher.contended(10**9) == 0  # only what happened since the step was armed
+
+
+def test_cleaned_holds_on_the_legacy_apps_own_lines(tmp_path: Path) -> None:
+    """The Kafka Streams 2.x app's events as it writes them (LogTrace.java, from the
+    release's log lines; these three from the 2.2.1 run 20261126T100447, pod-0): the
+    standby's lock failure, then the cleaner's deletion of its directory."""
+    platform = RecordingPlatform(tmp_path, ["pod-0"])
+    watcher = TraceWatcher(platform, "app")
+    trace = platform.trace_path("pod-0")
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    trace.write_text(
+        '{"ts_ns":1795687552565743309,"pod":"pod-0","pid":26587,"thread":"cleaner",'
+        '"event":"cleaner-delete","task":"0_5","age_s":1.795687552565E9}\n'
+        '{"ts_ns":1795687629518469680,"pod":"pod-0","pid":26587,"thread":"StreamThread-1",'
+        '"event":"lock-failed","task":"0_5","kind":"standby"}\n')
+    assert watcher.contended(0) == 1 and watcher.cleaned(0) == 0
+    with trace.open("a") as out:
+        out.write('{"ts_ns":1795687633552789819,"pod":"pod-0","pid":26587,"thread":"cleaner",'
+                  '"event":"cleaner-delete","task":"0_5","age_s":1.795687633552E9}\n')
+    assert watcher.holds("cleaned", "pod-0", 1795687600000000000, 1)

@@ -111,8 +111,9 @@ TASK_MIGRATED: Final = _event(
     "wrote no checkpoint, and rejoins the group",
     {"error": "the exception's type name"})
 CLEANER_DELETE: Final = _event(
-    "cleaner-delete", WORKER,
-    "the state-directory cleaner deleted an unowned task directory (thread `cleaner`)",
+    "cleaner-delete", WORKER | Emitter.KSTREAMS_LEGACY,
+    "the state-directory cleaner deleted an unowned task directory (thread `cleaner`; "
+    "legacy app: from StateDirectory's \"Deleting obsolete state directory\" log line)",
     {**_TASK, "age_s": "how long the directory had been unowned"})
 
 # -- a task's store: init, checkpoints, restoration ------------------------------------
@@ -142,7 +143,9 @@ CHECKPOINT_DELAY: Final = _event(
     {**_TASK, "delay_ms": "how long", **_REASON})
 WIPE: Final = _event("wipe", WORKER, "a task's store was wiped", {**_TASK, **_REASON})
 LOCK_FAILED: Final = _event(
-    "lock-failed", WORKER, "a task could not take its directory's lock",
+    "lock-failed", WORKER | Emitter.KSTREAMS_LEGACY,
+    "a task could not take its directory's lock (legacy app: from AssignedTasks' TRACE "
+    "line \"Could not create ... due to LockException; will retry\", logged up to 2.5)",
     {**_TASK, "kind": "active or standby"})
 SST_FILE: Final = _event(
     "sst-file", STATEDIR, "a new SST file under a task directory, at its mtime",

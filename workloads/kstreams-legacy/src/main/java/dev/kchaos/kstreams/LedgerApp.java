@@ -172,6 +172,7 @@ public final class LedgerApp {
         }
         String pod = flags.get("instance-id", "pod-0");
         Trace trace = new Trace(flags.get("trace", null), pod);
+        LogTrace.install(trace); // lock-failed, cleaner-delete: from Kafka Streams' log lines
         Topology topology = topology(flags, trace);
         System.err.println(topology.describe());
         String used = String.valueOf(config.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
