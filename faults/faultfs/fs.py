@@ -14,8 +14,10 @@ from mfusepy import FuseOSError, Operations
 from faults.faultfs.journal import Journal
 from faults.faultfs.rules import Rule, verdict
 
-_STAT_KEYS = ("st_atime_ns", "st_ctime_ns", "st_gid", "st_mode", "st_mtime_ns", "st_nlink",
-              "st_size", "st_uid", "st_ino")
+_STAT_KEYS = ("st_gid", "st_mode", "st_nlink", "st_size", "st_uid", "st_ino")
+# With use_ns, mfusepy reads the times from these keys, in nanoseconds (st_mtime_ns and
+# the like it skips: the mount showed every time as 1970).
+_TIME_KEYS = {"st_atime": "st_atime_ns", "st_mtime": "st_mtime_ns", "st_ctime": "st_ctime_ns"}
 
 
 class FaultFs(Operations):
@@ -45,7 +47,8 @@ class FaultFs(Operations):
 
     def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
         st = os.fstat(fh) if fh is not None else os.lstat(self._real(path))
-        return {k: getattr(st, k) for k in _STAT_KEYS}
+        return {**{k: getattr(st, k) for k in _STAT_KEYS},
+                **{k: getattr(st, ns) for k, ns in _TIME_KEYS.items()}}
 
     def access(self, path: str, amode: int) -> int:
         if not os.access(self._real(path), amode):

@@ -44,6 +44,17 @@ def test_reads_see_writes(faultfs: Mounted) -> None:
     assert os.listdir(f.parent) == ["g"]
 
 
+def test_times_are_the_files_own(faultfs: Mounted) -> None:
+    """A directory's mtime is what Kafka Streams' state cleaner ages task directories by: a
+    mount that said 1970 let it delete any unlocked one at its next pass."""
+    d = faultfs.mnt / "0_1"
+    d.mkdir()
+    _write(d / ".checkpoint", b"0\n", sync=False)
+    seen, real = (d).stat(), (faultfs.backing / "0_1").stat()
+    assert seen.st_mtime_ns == real.st_mtime_ns and abs(time.time() - seen.st_mtime) < 60
+    assert (seen.st_atime_ns, seen.st_ctime_ns) == (real.st_atime_ns, real.st_ctime_ns)
+
+
 def test_power_loss_keeps_fsynced_data_and_drops_the_rest(faultfs: Mounted) -> None:
     m = faultfs.mnt
     _write(m / "synced", b"kept", sync=True)
