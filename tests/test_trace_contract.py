@@ -115,9 +115,12 @@ def _literal(arg: str) -> str | None:
 
 
 def java_events(tree: str) -> Written:
-    """`trace.emit(event, key, value, ...)` and `trace.emitAs(thread, event, ...)`."""
+    """`trace.emit(event, key, value, ...)` and `trace.emitAs(thread, event, ...)`, in the
+    tree and in the sources every tree compiles (workloads/kstreams-common)."""
     written: Written = defaultdict(set)
-    for path in sorted((REPO / tree / "src").rglob("*.java")):
+    sources = [*(REPO / tree / "src").rglob("*.java"),
+               *(REPO / "workloads" / "kstreams-common" / "src").rglob("*.java")]
+    for path in sorted(sources):
         text = path.read_text()
         if path.name != "Trace.java":  # every emit goes through the `trace` field
             assert len(re.findall(r"\.emit(?:As)?\(", text)) == len(JAVA_CALL.findall(text)), (

@@ -29,6 +29,8 @@ from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings,
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
 APP_DIR = WORKLOADS / "kstreams"
+# Sources every generation compiles (build-helper add-source in each pom).
+COMMON_DIR = WORKLOADS / "kstreams-common"
 POM = APP_DIR / "pom.xml"
 MAIN_CLASS = "dev.kchaos.kstreams.LedgerApp"  # in every generation
 KAFKA_STREAMS_HAS_NO_HOOK = "Kafka Streams has no such hook"
@@ -93,12 +95,15 @@ def default_version() -> str:
     return match.group(1)
 
 
-def sources_digest(app_dir: Path = APP_DIR) -> str:
-    """Of an app tree's pom and sources: an edited app is never run from a stale build."""
+def sources_digest(app_dir: Path = APP_DIR, *shared: Path) -> str:
+    """Of an app tree's pom and sources, and the `shared` source trees it compiles too: an
+    edited app is never run from a stale build."""
     digest = hashlib.sha256()
-    for path in sorted([app_dir / "pom.xml", *(app_dir / "src").rglob("*")]):
-        if path.is_file():
-            digest.update(str(path.relative_to(app_dir)).encode() + b"\0" + path.read_bytes())
+    for root in (app_dir, *shared):
+        for path in sorted([root / "pom.xml", *(root / "src").rglob("*")]):
+            if path.is_file():
+                digest.update(str(path.relative_to(root.parent)).encode() + b"\0"
+                              + path.read_bytes())
     return digest.hexdigest()[:12]
 
 
@@ -122,7 +127,7 @@ def build(version: str) -> Build:
     """The app built against Kafka Streams `version` from its generation's tree, building
     it the first time."""
     tree = generation(version)
-    folder = cache_root() / f"kstreams-app-{version}-{sources_digest(tree.app_dir)}"
+    folder = cache_root() / f"kstreams-app-{version}-{sources_digest(tree.app_dir, COMMON_DIR)}"
     if (folder / COMPLETE_MARKER).exists():
         return Build(folder, 0.0, tree.jar)
     folder.mkdir(parents=True, exist_ok=True)

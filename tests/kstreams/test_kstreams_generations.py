@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,13 @@ import pytest
 from harness.cli import main
 from harness.errors import UsageError
 from harness.sut.kstreams import (
+    COMMON_DIR,
     GENERATIONS,
     KafkaStreamsApp,
     build,
     default_version,
     generation,
+    sources_digest,
 )
 from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run_folder
 
@@ -65,15 +68,30 @@ def test_a_release_below_2_1_is_one_line_254_and_no_run_folder(
     assert not any(tmp_path.iterdir())
 
 
-def test_the_trees_share_the_trace_format() -> None:
-    """One trace line format (Trace.java): an edit of one tree's copy goes to the other."""
-    current = (CURRENT.app_dir / PACKAGE / "Trace.java").read_text()
-    assert (LEGACY.app_dir / PACKAGE / "Trace.java").read_text() == current
+SHARED = ("Trace.java", "Flags.java", "CommitWatch.java")
+
+
+def test_the_trees_share_one_trace_format_flags_and_commit_watch(tmp_path: Path) -> None:
+    """One copy of each (workloads/kstreams-common), compiled into every tree's app and
+    hashed into its build's cache key: no tree keeps its own."""
+    for name in SHARED:
+        assert (COMMON_DIR / PACKAGE / name).is_file(), name
+    for generation_ in GENERATIONS:
+        assert not [n for n in SHARED if (generation_.app_dir / PACKAGE / n).exists()]
+        assert "../kstreams-common/src/main/java" in generation_.pom.read_text()
+    app, common = tmp_path / "kstreams", tmp_path / "kstreams-common"
+    shutil.copytree(CURRENT.app_dir, app)
+    shutil.copytree(COMMON_DIR, common)
+    before = sources_digest(app, common)
+    trace = common / PACKAGE / "Trace.java"
+    trace.write_text(trace.read_text() + "\n")
+    assert sources_digest(app, common) != before  # an edit of the shared code rebuilds
 
 
 def known_flags(tree: Path) -> set[str]:
-    """The pod flags a tree's Flags.java accepts (its KNOWN list)."""
-    text = (tree / PACKAGE / "Flags.java").read_text()
+    """The pod flags the apps' Flags.java accepts (its KNOWN list), as `tree` compiles it."""
+    own = tree / PACKAGE / "Flags.java"
+    text = (own if own.exists() else COMMON_DIR / PACKAGE / "Flags.java").read_text()
     listed = re.search(r"KNOWN = List\.of\((.*?)\);", text, re.DOTALL)
     assert listed, f"no KNOWN list in {tree}"
     return set(re.findall(r'"([\w-]+)"', listed.group(1)))
@@ -113,9 +131,11 @@ def _top_level_args(text: str) -> list[str]:
 
 
 def traced(tree: Path) -> dict[str, set[str]]:
-    """Each trace event a tree's sources emit -> the field names they give it."""
+    """Each trace event a tree's sources (its own and the shared ones) emit -> the field
+    names they give it."""
     events: dict[str, set[str]] = {}
-    for source in sorted((tree / PACKAGE).glob("*.java")):
+    sources = [*(tree / PACKAGE).glob("*.java"), *(COMMON_DIR / PACKAGE).glob("*.java")]
+    for source in sorted(sources):
         text = source.read_text()
         for call in re.finditer(r"\.(emit|emitAs)\(", text):
             args = _top_level_args(text[call.end():])
