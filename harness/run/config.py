@@ -112,8 +112,8 @@ class RunConfig:
 def _scalar(hint: Any) -> Any:
     """`str | None` (a setting whose default is "not given") is a str setting."""
     args = [a for a in typing.get_args(hint) if a is not type(None)]
-    return args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) \
-        and len(args) == 1 else hint
+    optional = typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1
+    return args[0] if optional else hint
 
 
 def parse_setting(text: str) -> tuple[str, Any]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from faults.kinds import STORAGE_FAULTS
+
 
 @dataclass(frozen=True)
 class PlatformKind:
     name: str
-    implementation: str  # "module:function" with open_platform's signature
+    implementation: str  # "module:function" taking a PlacementRequest, giving a Placement
     summary: str  # a few words for --help
     unsupported_faults: frozenset[str] = frozenset()  # kinds it cannot apply at all
     # Where network faults act: the run's own namespaces (root, iproute2), the engine's
@@ -29,10 +31,9 @@ class PlatformKind:
 PLATFORMS: dict[str, PlatformKind] = {kind.name: kind for kind in (
     PlatformKind("local", "harness.platforms.local:open_local", "processes on this machine",
                  network="netns", brokers_need_java=True),
-    # No tc on the containers' links yet, no fault filesystem under the engine's volumes
-    # (the storage kinds: faults.kinds.STORAGE_FAULTS, held equal by a test).
+    # No tc on the containers' links yet, no fault filesystem under the engine's volumes.
     PlatformKind("docker", "harness.platforms.docker:open_docker", "containers",
-                 unsupported_faults=frozenset({"netem", "io-delay", "io-error", "power-loss"}),
+                 unsupported_faults=frozenset({"netem"}) | STORAGE_FAULTS,
                  network="engine", needs_engine=True),
 )}
 DEFAULT_PLATFORM = "local"

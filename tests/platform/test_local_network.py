@@ -265,10 +265,10 @@ def test_runs_at_once_get_different_subnets(tmp_path: Path) -> None:
             assert leftovers(n.tag) == []
 
 
-def test_docker_refuses_the_storage_kinds_the_fault_filesystem_applies() -> None:
-    """harness/run/platforms.py names them as data (the settings cannot import the
-    platforms): they must stay the fault filesystem's own."""
+
+def test_docker_refuses_netem_and_the_storage_kinds() -> None:
     from faults.kinds import STORAGE_FAULTS
 
     assert PLATFORMS["docker"].unsupported_faults == {"netem"} | STORAGE_FAULTS
+    assert {"power-loss", "io-delay", "io-error"} == STORAGE_FAULTS
     assert not PLATFORMS["local"].unsupported_faults

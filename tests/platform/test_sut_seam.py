@@ -117,3 +117,25 @@ def test_a_sut_refuses_every_kind_that_needs_what_it_lacks() -> None:
     assert not PythonWorker.refused_faults
     assert refused_for({}) == {}
     assert "control file" in KafkaStreamsApp.refused_faults["delay-checkpoint"]
+
+
+def test_every_registered_part_names_a_real_implementation() -> None:
+    """harness/run/suts.py and platforms.py name their classes and openers as text (the
+    settings cannot import them): each must exist, and each SUT class be a SystemUnderTest."""
+    import importlib
+    import inspect
+
+    from harness.run.platforms import PLATFORMS
+    from harness.run.suts import SUT_KINDS
+
+    for kind in SUT_KINDS.values():
+        module, _, name = kind.implementation.partition(":")
+        cls = getattr(importlib.import_module(module), name)
+        for member in ("from_config", "prepare", "command", "env", "pod_image",
+                       "container_command", "refused_faults", "not_applicable"):
+            assert hasattr(cls, member), (kind.name, member)
+        assert cls.name == kind.name
+    for platform in PLATFORMS.values():
+        module, _, name = platform.implementation.partition(":")
+        opener = getattr(importlib.import_module(module), name)
+        assert list(inspect.signature(opener).parameters) == ["request"], platform.name
