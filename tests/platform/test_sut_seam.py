@@ -132,7 +132,7 @@ def test_every_registered_part_names_a_real_implementation() -> None:
         module, _, name = kind.implementation.partition(":")
         cls = getattr(importlib.import_module(module), name)
         for member in ("from_config", "prepare", "command", "env", "pod_image",
-                       "container_command", "refused_faults", "not_applicable"):
+                       "container_command", "refused_faults"):
             assert hasattr(cls, member), (kind.name, member)
         assert cls.name == kind.name
     for platform in PLATFORMS.values():
