@@ -22,9 +22,9 @@ from faults.model import FIRST_FAULT_S, ProfileSettings, Trigger
 from faults.model import pod_name as _pod
 
 if TYPE_CHECKING:  # faults.plan imports this module at its end
-    from faults.plan import _Builder
+    from faults.builder import Builder
 
-def _kafka_7672_kstreams(b: _Builder) -> ProfileSettings:
+def _kafka_7672_kstreams(b: Builder) -> ProfileSettings:
     """KAFKA-7672 (affects 1.1.0-2.1.1, fixed 2.2.0): a stream thread's
     StoreChangelogReader keeps `completedRestorers` for its whole life (reset() does not
     clear it), so a task whose changelog partitions the thread once restored (at the first
@@ -73,7 +73,7 @@ SPARE_STAY_COMMITS_8187 = 16
 SPARE_STAY_MAX_S_8187 = 20.0
 
 
-def _kafka_8187_kstreams(b: _Builder) -> ProfileSettings:
+def _kafka_8187_kstreams(b: Builder) -> ProfileSettings:
     """KAFKA-8187 (affects 2.0.1 to 2.2.1, fixed 2.2.2 and 2.3.0): a thread whose active
     tasks are all RUNNING goes RUNNING itself although a standby it was given could not
     take its task directory's lock (another thread of the process still held it), and
@@ -126,7 +126,7 @@ def _kafka_8187_kstreams(b: _Builder) -> ProfileSettings:
             "cleaner_interval_ms": 500, "restart": "never", "time_limit_s": 190.0}
 
 
-def _kip_406_kstreams(b: _Builder) -> ProfileSettings:
+def _kip_406_kstreams(b: Builder) -> ProfileSettings:
     """KIP-406 (a proposal, never adopted): the global thread recovering by itself from
     an InvalidOffsetException. The global topic is cut past the position of pod-0's
     *running* global consumer (`truncate-global` with `live`: the pod is paused, every
@@ -151,7 +151,7 @@ def _kip_406_kstreams(b: _Builder) -> ProfileSettings:
     return {"pods": 1}
 
 
-KSTREAMS_TARGETED: dict[str, Callable[[_Builder], ProfileSettings]] = {
+KSTREAMS_TARGETED: dict[str, Callable[[Builder], ProfileSettings]] = {
     "KAFKA-7672-kstreams": _kafka_7672_kstreams,
     "KAFKA-8187-kstreams": _kafka_8187_kstreams,
     "KIP-406-kstreams": _kip_406_kstreams,

@@ -26,6 +26,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -196,6 +197,8 @@ class MatrixDoc(_Strict):
     seeds: list[Seed] = []  # [] or absent: seed 1
     profiles: list[Profile] = []
     bugs: list[BugSet] = []  # [] or absent: the fixed worker only
+    # Every scenario (faults/scenarios) under its profile, with its switches and without.
+    scenarios: StrictBool = False
     include: list[IncludeDoc] = []
     project_checks: list[ProjectCheckDoc] = []
 
@@ -253,6 +256,12 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
     per_seed: list[tuple[Cell, list[int]]] = [
         (Cell(p, 0, tuple(b)), seeds) for p in spec.profiles for b in spec.bugs or [[]]
     ]
+    if spec.scenarios:
+        from faults.scenarios import SCENARIOS
+
+        for scenario in SCENARIOS.values():
+            per_seed += [(Cell(scenario.profile, 0, switches), seeds)
+                         for switches in ((), scenario.switches)]
     for n, extra in enumerate(spec.include):
         _check_run_options(extra.args, f"{where}: include.{n}.args")
         settings = _settings(extra.settings, f"{where}: `include.{n}.settings`")

@@ -17,25 +17,20 @@ from typing import Any
 import pytest
 
 from faults.plan import plan
+from faults.scenarios import SCENARIOS
 from harness.procs import is_same_process, load_records
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
 
 SEED = "1"
-# KAFKA-8187's sequence takes 9-14 s to reach its kills and the failover 11 s more
-# (faults/plan.py); the other profiles' windows open within 30 s.
-TIME_LIMIT_S = {"KAFKA-8187": "40"}
-DEFAULT_TIME_LIMIT_S = "30"
-# The classes the checks' definitions and the seed reports lead us to expect for each switch.
-EXPECTED = {
-    "KAFKA-7672": {"lost-history"},
-    "KAFKA-8187": {"lost-history", "duplicate-output"},  # balances, or dedup entries, lost
-    "KAFKA-20685": {"dedup-skip", "stale-checkpoint"},
-    "KIP-406": {"unavailable"},
-}
-# The mutants' targeted profiles (eos-no-corruption-wipe, global-rebuild-nonblocking) are
-# nightly cells (harness/matrix_default.yaml), not gates here: seed 1 caught both once on a
-# quiet machine and missed global-rebuild-nonblocking under load, too few runs to gate CI.
+# Each scenario CI gates on (faults/scenarios: its switches, its plan, the classes a catch
+# shows, its load phase): the switch caught, the fixed worker valid on the same plan. The
+# others (the mutants' eos-no-corruption-wipe, global-rebuild-nonblocking, ...) are
+# nightly cells: seed 1 caught them on a quiet machine and missed some under load, too
+# few runs to gate CI.
+GATED = {name: s for name, s in SCENARIOS.items() if s.in_ci}
+EXPECTED = {name: set(s.expected) for name, s in GATED.items()}
+TIME_LIMIT_S = {name: f"{s.ci_time_limit_s:g}" for name, s in GATED.items()}
 PROFILES = list(EXPECTED)
 
 
@@ -52,7 +47,7 @@ def kchaos(results: Path, *args: str) -> tuple[int, Path]:
 def run_profile(
     results: Path, profile: str, bugs: str | None, spark_url: str
 ) -> tuple[int, Path]:
-    time_limit = TIME_LIMIT_S.get(profile, DEFAULT_TIME_LIMIT_S)
+    time_limit = TIME_LIMIT_S[profile]
     args = ["run", "--profile", profile, "--seed", SEED, "--time-limit", time_limit,
             "--spark-master", spark_url]
     return kchaos(results, *args, *(["--bugs", bugs] if bugs else []))
@@ -99,7 +94,7 @@ def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("bug", PROFILES)
 def test_switch_is_caught_by_its_targeted_profile(bug: str, run_of: RunOf) -> None:
-    code, run_dir = run_of(bug, bug)
+    code, run_dir = run_of(bug, ",".join(GATED[bug].switches))
     result = outcome(run_dir)
     assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
     found = set(result["anomaly_counts"])

@@ -155,3 +155,22 @@ def test_a_trigger_with_an_unknown_condition_is_refused_at_load() -> None:
         Trigger(1.0, "commit")
     for condition in CONDITIONS:
         assert Trigger(1.0, condition).condition == condition
+
+
+def test_every_scenario_is_a_profile_aimed_at_known_switches() -> None:
+    """faults/scenarios: each module one scenario, found by name; its switches exist, its
+    profile draws its plan, and `scenarios: true` gives the nightly its two cells."""
+    from faults.plan import PROFILES, TARGETED
+    from faults.scenarios import SCENARIOS
+    from harness.nightly import parse_matrix
+    from harness.run.config import known_bugs
+
+    assert len(SCENARIOS) >= 8
+    assert [s.order for s in SCENARIOS.values()] == sorted(s.order for s in SCENARIOS.values())
+    for name, scenario in SCENARIOS.items():
+        assert name in PROFILES and TARGETED[name] is scenario.plan
+        assert scenario.switches and set(scenario.switches) <= set(known_bugs()), name
+        assert not scenario.in_ci or scenario.expected, name
+    cells = parse_matrix({"seeds": [3], "scenarios": True}).cells
+    assert {(c.profile, c.bugs) for c in cells} == {
+        (name, bugs) for name, s in SCENARIOS.items() for bugs in ((), s.switches)}

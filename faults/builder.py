@@ -1,0 +1,65 @@
+"""A plan being drawn: the seeded random stream, the run's shape and the steps so far. The
+mixes (faults/plan.py) and each scenario's plan (faults/scenarios/) add steps to one."""
+
+from __future__ import annotations
+
+import random
+
+from faults.model import FIRST_FAULT_S, ProfileSettings, Step, Trigger, pod_name
+
+QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
+
+
+class Builder:
+    def __init__(self, seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
+                 platform_kinds: frozenset[str] = frozenset(),
+                 refused: frozenset[str] = frozenset()):
+        self.rng = random.Random(f"kchaos:{profile}:{seed}")
+        self.pods = pods
+        self.brokers = brokers
+        self.time_limit_s = time_limit_s
+        self.platform_kinds = platform_kinds
+        self.refused = refused  # kinds the system under test cannot take: never added
+        self.steps: list[Step] = []
+        self.spare = pods  # index of the next pod a scale-out creates
+
+    def add(
+        self,
+        fault: str,
+        target: str,
+        trigger: Trigger,
+        heal_after_s: float | None = None,
+        heal_when: Trigger | None = None,
+        **params: object,
+    ) -> None:
+        if fault in self.refused:
+            return
+        self.steps.append(
+            Step(len(self.steps), fault, target, trigger, dict(params), heal_after_s, heal_when)
+        )
+
+    def pod(self) -> str:
+        return pod_name(self.rng.randrange(self.pods))
+
+    def times(self, low_gap: float, high_gap: float) -> list[float]:
+        """Fault times from FIRST_FAULT_S to the quiet tail, gaps drawn in [low, high]."""
+        at, times = FIRST_FAULT_S, []
+        while at < self.time_limit_s - QUIET_TAIL_S:
+            times.append(round(at, 1))
+            at += self.rng.uniform(low_gap, high_gap)
+        return times
+
+    def r(self, low: float, high: float) -> float:
+        return round(self.rng.uniform(low, high), 1)
+
+
+def crash_after_flush_in_txn(b: Builder, fault: str) -> ProfileSettings:
+    """`fault` (kill or power-loss) on pod-0 whenever a memtable flush has persisted writes
+    of a still-open transaction."""
+    for at in b.times(8, 11):
+        b.add(fault, pod_name(0), Trigger(at, "flushed-in-txn", timeout_s=10),
+              heal_after_s=b.r(1, 2))
+    # One partition takes the whole rate, so its memtables fill (and flush) within one
+    # long transaction; RocksDB rounds tiny write buffers up, hence the rate.
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "exactly_once_v2",
+            "rate": 300.0, "commit_interval_ms": 5000, "write_buffer_bytes": 8192}
