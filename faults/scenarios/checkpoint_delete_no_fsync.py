@@ -18,10 +18,5 @@ def plan(b: Builder) -> ProfileSettings:
     return crash_after_flush_in_txn(b, "power-loss")
 
 
-SCENARIO = Scenario(
-    "checkpoint-delete-no-fsync", plan,
-    switches=("checkpoint-delete-no-fsync",),
-    order=6,
-    in_ci=False,
-    expected=frozenset(),
-)
+SCENARIO = Scenario("checkpoint-delete-no-fsync", plan, switches=("checkpoint-delete-no-fsync",),
+                    order=6)

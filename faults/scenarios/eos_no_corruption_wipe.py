@@ -28,10 +28,4 @@ def plan(b: Builder) -> ProfileSettings:
             "rate": 300.0, "commit_interval_ms": 8000, "write_buffer_bytes": 8192}
 
 
-SCENARIO = Scenario(
-    "eos-no-corruption-wipe", plan,
-    switches=("eos-no-corruption-wipe",),
-    order=4,
-    in_ci=False,
-    expected=frozenset(),
-)
+SCENARIO = Scenario("eos-no-corruption-wipe", plan, switches=("eos-no-corruption-wipe",), order=4)

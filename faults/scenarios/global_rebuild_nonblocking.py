@@ -19,10 +19,5 @@ def plan(b: Builder) -> ProfileSettings:
     return {"pods": 1, "accounts": 2000}
 
 
-SCENARIO = Scenario(
-    "global-rebuild-nonblocking", plan,
-    switches=("global-rebuild-nonblocking",),
-    order=5,
-    in_ci=False,
-    expected=frozenset(),
-)
+SCENARIO = Scenario("global-rebuild-nonblocking", plan, switches=("global-rebuild-nonblocking",),
+                    order=5)

@@ -14,10 +14,5 @@ def plan(b: Builder) -> ProfileSettings:
     return crash_after_flush_in_txn(b, "kill")
 
 
-SCENARIO = Scenario(
-    "KAFKA-20685", plan,
-    switches=("KAFKA-20685",),
-    order=0,
-    in_ci=True,
-    expected=frozenset({"dedup-skip", "stale-checkpoint"}),
-)
+SCENARIO = Scenario("KAFKA-20685", plan, switches=("KAFKA-20685",), order=0, in_ci=True,
+                    expected=frozenset({"dedup-skip", "stale-checkpoint"}))

@@ -29,10 +29,5 @@ def plan(b: Builder) -> ProfileSettings:
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 
-SCENARIO = Scenario(
-    "KAFKA-7672", plan,
-    switches=("KAFKA-7672",),
-    order=1,
-    in_ci=True,
-    expected=frozenset({"lost-history"}),
-)
+SCENARIO = Scenario("KAFKA-7672", plan, switches=("KAFKA-7672",), order=1, in_ci=True,
+                    expected=frozenset({"lost-history"}))

@@ -72,11 +72,5 @@ def plan(b: Builder) -> ProfileSettings:
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500, "restart": "never"}
 
 
-SCENARIO = Scenario(
-    "KAFKA-8187", plan,
-    switches=("KAFKA-8187",),
-    order=2,
-    in_ci=True,
-    expected=frozenset({"lost-history", "duplicate-output"}),
-    ci_time_limit_s=40.0,
-)
+SCENARIO = Scenario("KAFKA-8187", plan, switches=("KAFKA-8187",), order=2, in_ci=True,
+                    expected=frozenset({"lost-history", "duplicate-output"}), ci_time_limit_s=40.0)

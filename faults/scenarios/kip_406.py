@@ -14,10 +14,5 @@ def plan(b: Builder) -> ProfileSettings:
     return {"pods": 1}
 
 
-SCENARIO = Scenario(
-    "KIP-406", plan,
-    switches=("KIP-406",),
-    order=3,
-    in_ci=True,
-    expected=frozenset({"unavailable"}),
-)
+SCENARIO = Scenario("KIP-406", plan, switches=("KIP-406",), order=3, in_ci=True,
+                    expected=frozenset({"unavailable"}))

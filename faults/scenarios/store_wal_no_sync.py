@@ -20,10 +20,4 @@ def plan(b: Builder) -> ProfileSettings:
             "rate": 100.0, "write_buffer_bytes": 4 << 20}
 
 
-SCENARIO = Scenario(
-    "store-wal-no-sync", plan,
-    switches=("store-wal-no-sync",),
-    order=7,
-    in_ci=False,
-    expected=frozenset(),
-)
+SCENARIO = Scenario("store-wal-no-sync", plan, switches=("store-wal-no-sync",), order=7)
