@@ -46,9 +46,13 @@ class NightlyRun:
     settings: tuple[tuple[str, str], ...] = ()
 
     @property
+    def options(self) -> str:
+        """What the cell gave its run besides profile, seed and bugs: settings, options."""
+        return " ".join([f"{k}={v}" for k, v in self.settings] + list(self.args))
+
+    @property
     def name(self) -> str:  # as the nightly's Cell.name
-        given = [f"{k}={v}" for k, v in self.settings] + list(self.args)
-        extra = f" {' '.join(given)}" if given else ""
+        extra = f" {self.options}" if self.options else ""
         return f"{self.profile} seed {self.seed} bugs {','.join(self.bugs) or '-'}{extra}"
 
     @property
@@ -326,7 +330,7 @@ def markdown_table(n: Nightly) -> str:
         s = r.summary
         verdict = s.outcome if s else f"no run folder ({r.note or r.exit_code})"
         lines.append(
-            f"| {r.profile} | {r.seed} | {','.join(r.bugs) or '-'} | {' '.join(r.args) or '-'}"
+            f"| {r.profile} | {r.seed} | {','.join(r.bugs) or '-'} | {r.options or '-'}"
             f" | {verdict} | {s.anomalies_text if s else '-'} | {format_duration(r.duration_s)} |")
     if n.checks:
         lines += ["", "| project check | result | time | log |", "|---|---|---:|---|"]
