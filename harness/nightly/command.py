@@ -113,6 +113,21 @@ def _check_records(
     return [by_name[c.name] for c in checks]
 
 
+def _new_log_dir(results_dir: Path, suffix: str) -> Path:
+    """`nightly-<stamp><suffix>/`, its own: a nightly started in the same second as another
+    (two quick ones in a row) waits for the next second rather than share its folder."""
+    while True:
+        log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}{suffix}"
+        try:
+            log_dir.mkdir(parents=True)
+            return log_dir
+        except FileExistsError:
+            time.sleep(0.1)
+        except OSError as exc:
+            raise UsageError(f"cannot create the nightly's folder {log_dir}: {exc.strerror}; "
+                             "pass a writable --results-dir") from exc
+
+
 def nightly(
     results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str],
     shared_spark: bool = False, jobs: int | None = None, shard: Shard | None = None,
@@ -128,13 +143,8 @@ def nightly(
     matrix, cannot = _startable_checks(matrix)
     results_dir = Path(results_dir)
     suffix = shard.suffix if shard is not None else ""
-    log_dir = results_dir / f"nightly-{time.strftime('%Y%m%dT%H%M%S')}{suffix}"
+    log_dir = _new_log_dir(results_dir, suffix)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create the nightly's folder {log_dir}: {exc.strerror}; "
-                         "pass a writable --results-dir") from exc
     if shard is not None:
         write_shard_record(log_dir, whole, shard, started_at)
         err.print(f"nightly: shard {shard} of matrix {matrix_hash(whole)} "
