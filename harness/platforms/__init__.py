@@ -53,7 +53,7 @@ def platform_kinds(name: str, bootstrap: str | None = None) -> frozenset[str]:
     kinds = set(PLATFORM_KINDS) - kind.unsupported_faults
     if kinds & STORAGE_FAULTS and not _met(require_faultfs):
         kinds -= STORAGE_FAULTS
-    if kinds & NETWORK_FAULTS and not _network_met(kind, bootstrap):
+    if kinds & NETWORK_FAULTS and not _met(lambda: _require_network(kind, bootstrap)):
         kinds -= NETWORK_FAULTS
     return frozenset(kinds)
 
@@ -62,14 +62,6 @@ def _met(require: Callable[[], None]) -> bool:
     """Whether a `require_*` check passes here (it raises UsageError saying why not)."""
     try:
         require()
-    except UsageError:
-        return False
-    return True
-
-
-def _network_met(kind: PlatformKind, bootstrap: str | None) -> bool:
-    try:
-        _require_network(kind, bootstrap)
     except UsageError:
         return False
     return True
