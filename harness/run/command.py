@@ -23,7 +23,7 @@ from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Progress, Run, RunOutcome, draw_run_plan
 from harness.run.platforms import PLATFORMS
 from harness.run.suts import SUT_KINDS
-from harness.shrink.classes import rate_text
+from harness.shrink.classes import rate_text, read_failing_counts
 
 VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
@@ -145,7 +145,7 @@ def repro(run_dir: Path, times: int, results_dir: Path | None,
         config = replace(config, spark_master=spark_master)
     require_tools(config)
     original = _anomalies(run_dir)
-    target = _target(run_dir, original)
+    target = _target(run_dir, read_failing_counts(run_dir))
     where = results_dir or run_dir.parent
     seen: Counter[str] = Counter()
     codes: list[int] = []
@@ -156,7 +156,7 @@ def repro(run_dir: Path, times: int, results_dir: Path | None,
         codes.append(outcome.exit_code)
         came_back = _anomalies(outcome.run_dir).keys()
         seen.update(came_back)
-        hits += bool(set(target) & set(came_back))
+        hits += bool(set(target) & set(read_failing_counts(outcome.run_dir)))
     # A shrunk plan folder has no run of its own: its original column is "-", not 0.
     was_run = (run_dir / "results.json").is_file()
     table = Table(title=f"repro of {run_dir.name}: {times} run(s)")

@@ -12,15 +12,33 @@ from harness.errors import UsageError
 LOAD_CLASSES = ("unavailable",)
 
 
-def anomaly_classes(run_dir: Path) -> tuple[str, ...]:
-    """The classes results.json counted at least once (none if it is missing or damaged)."""
-    try:
-        counts = json.loads((run_dir / "results.json").read_text()).get("anomaly_counts", {})
-    except (OSError, ValueError, AttributeError):
-        return ()
+def failing_counts(results: object) -> dict[str, int]:
+    """The anomaly counts of the checks that judged the run invalid. A count the verdict
+    allows (duplicate-output under at-least-once is counted, and valid) is not a failure
+    to reproduce; a results.json without per-check verdicts falls back on its counts."""
+    if not isinstance(results, dict):
+        return {}
+    checks = results.get("checks")
+    if isinstance(checks, dict):
+        return {name: max(int(r.get("count") or 0), 1) for name, r in checks.items()
+                if isinstance(r, dict) and r.get("valid") is False}
+    counts = results.get("anomaly_counts", {})
     if not isinstance(counts, dict):
-        return ()
-    return tuple(sorted(name for name, n in counts.items() if isinstance(n, int) and n > 0))
+        return {}
+    return {name: n for name, n in counts.items() if isinstance(n, int) and n > 0}
+
+
+def read_failing_counts(run_dir: Path) -> dict[str, int]:
+    """`failing_counts` of run_dir/results.json (none if it is missing or damaged)."""
+    try:
+        return failing_counts(json.loads((run_dir / "results.json").read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def anomaly_classes(run_dir: Path) -> tuple[str, ...]:
+    """The classes of the checks that failed the run, sorted."""
+    return tuple(sorted(read_failing_counts(run_dir)))
 
 
 def target_classes(found: tuple[str, ...]) -> tuple[str, ...]:

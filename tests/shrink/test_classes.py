@@ -38,3 +38,13 @@ def test_repro_aims_at_the_originals_classes_or_the_shrunk_plans(tmp_path: Path)
     info = json.loads((plan_folder / "run.json").read_text())
     (plan_folder / "run.json").write_text(json.dumps({**info, "shrink_target": ["lost-event"]}))
     assert _target(plan_folder, {}) == ("lost-event",)
+
+
+def test_only_the_checks_that_failed_the_run_are_its_classes(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "r", {"duplicate-output": 7, "lost-history": 2})
+    (run / "results.json").write_text(json.dumps({
+        "anomaly_counts": {"duplicate-output": 7, "lost-history": 2},
+        "checks": {"duplicate-output": {"valid": True, "count": 7},  # at-least-once
+                   "lost-history": {"valid": False, "count": 2},
+                   "unavailable": {"valid": False, "count": 0}}}))
+    assert anomaly_classes(run) == ("lost-history", "unavailable")

@@ -22,6 +22,7 @@ from harness.shrink.timing import Variant
     ("no plan", ["noplan"], ["plan.json is missing"]),
     ("never judged", ["unjudged"], ["kchaos check"]),
     ("a valid run", ["valid"], ["found no anomaly"]),
+    ("allowed duplicates", ["at-least-once"], ["found no anomaly"]),
     ("K < M", ["failing", "--times", "2", "--min-hits", "3"], ["--min-hits 3 > --times 2"]),
     ("K = 0", ["failing", "--times", "0"], ["at least 1"]),
     ("not its anomaly", ["failing", "--anomaly", "lost-event"], ["lost-history"]),
@@ -35,6 +36,12 @@ def test_bad_input_is_one_line_and_254(tmp_path: Path, case: str, args: list[str
     write_run(results / "unjudged", None)
     write_run(results / "valid", {})
     write_run(results / "failing", {"lost-history": 1})
+    # At-least-once: duplicates counted, and allowed by the verdict: nothing to aim at.
+    allowed = write_run(results / "at-least-once", {"duplicate-output": 549})
+    (allowed / "results.json").write_text(json.dumps({
+        "verdict": True, "anomaly_counts": {"duplicate-output": 549},
+        "checks": {"duplicate-output": {"valid": True, "count": 549, "examples": []},
+                   "lost-history": {"valid": True, "count": 0, "examples": []}}}))
     before = files_under(results)
     result = kchaos("shrink", str(results / args[0]), *args[1:], cwd=tmp_path)
     assert_bad_input(result, *says)
