@@ -60,10 +60,18 @@ def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> R
         drawn = ", ".join(f"{k} {getattr(config, k)}" for k in config.drawn_knobs)
         err.print(f"[dim]drawn from the seed (--knobs default: none): {drawn}[/]",
                   highlight=False)
+    outcome = execute_showing_progress(config, run)
+    _print_verdict(outcome)
+    return outcome
+
+
+def execute_showing_progress(config: RunConfig, run: Run) -> RunOutcome:
+    """The run's phases under a live status line on stderr."""
     with Live(_progress_table(config, run.progress), console=err, refresh_per_second=4,
               transient=False) as live:
         outcome = run.execute(lambda p: live.update(_progress_table(config, p)))
-    _print_verdict(outcome)
+    if not err.is_terminal:  # Live ends its last frame without a newline there
+        err.line()
     return outcome
 
 
