@@ -80,8 +80,10 @@ class UserApp:
         app_class = config.app_class or spec.app_class
         if app_class is None:
             raise UsageError(f"--sut app needs --app-class, or app_class in {spec.path}")
-        return cls(config.app, app_class, config.kstreams_version or DEFAULT_VERSION, spec,
-                   (*spec.config, *config.streams_config))
+        app = cls(config.app, app_class, config.kstreams_version or DEFAULT_VERSION, spec,
+                  (*spec.config, *config.streams_config))
+        kstreams.require_served(app.version)
+        return app
 
     def __init__(self, app: str, app_class: str, version: str, spec: InputSpec,
                  streams_config: tuple[str, ...] = ()) -> None:

@@ -82,6 +82,25 @@ def generation(version: str) -> Generation:
     )
 
 
+def require_served(version: str) -> None:
+    """A release Maven Central does not serve, refused in one line before anything is
+    built (Maven would fail later, in a log). The list is bisect's (harness/bisect/
+    releases.py, cached); a release built here before, or a list that cannot be had,
+    lets Maven decide."""
+    if any(cache_root().glob(f"kstreams-app-{version}-*/{COMPLETE_MARKER}")):
+        return
+    from harness.bisect.releases import fetch_metadata, releases
+
+    try:
+        served = releases(fetch_metadata())
+    except UsageError:
+        return
+    if served and version not in served:
+        newest = ", ".join(served[-3:])
+        raise UsageError(f"--kstreams-version {version}: Maven Central serves no such release "
+                         f"of Kafka Streams (the newest: {newest}); give one it serves")
+
+
 def release(version: str) -> tuple[int, int]:
     major, minor = version.split(".")[:2]
     return int(major), int(minor)
@@ -153,6 +172,7 @@ class KafkaStreamsApp:
     @classmethod
     def from_config(cls, config: RunConfig) -> KafkaStreamsApp:
         sut = cls(config.kstreams_version or default_version(), config.streams_config)
+        require_served(sut.version)
         if config.oracle and sut.generation is not GENERATIONS[0]:
             first = ".".join(map(str, GENERATIONS[0].first))
             raise UsageError(f"--oracle runs the reference with the launcher of Kafka Streams "

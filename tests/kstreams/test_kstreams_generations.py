@@ -204,3 +204,24 @@ def test_fault_free_run_on_kafka_streams_2_1_is_valid(tmp_path: Path) -> None:
     # Transformer's init; task-first-record: after its first writes
     assert {"txn-commit", "task-running", "task-first-record", "client-state"} <= events, events
     assert not events & set(LEGACY.cannot_trace)
+
+
+def test_a_release_maven_central_does_not_serve_is_one_line_254(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: Maven built it and failed in a log; the list bisect reads says so at once
+    (here its cached copy: Maven Central is made unreachable)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "kafka-streams-maven-metadata.xml").write_text(
+        "".join(f"<version>{v}</version>" for v in ("4.1.2", "4.2.2", "4.4.0")))
+    monkeypatch.setenv("KCHAOS_CACHE", str(cache))
+    monkeypatch.setenv("KCHAOS_MAVEN_REPOSITORY", "http://127.0.0.1:1")
+    results = tmp_path / "results"
+    code = main(["--results-dir", str(results), "run", "--time-limit", "10",
+                 "--sut", "kstreams", "--kstreams-version", "9.9.9"])
+    err = capsys.readouterr().err
+    assert code == 254, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "9.9.9" in err and "4.4.0" in err
+    assert not results.exists() or not any(results.iterdir())
