@@ -9,8 +9,12 @@ not bury the verdict.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
+import threading
 from pathlib import Path
+from typing import IO
 
 from pyspark.sql import SparkSession
 
@@ -139,12 +143,46 @@ def start_spark(
         return session
     for name in CONNECT_ENVIRONMENT:
         os.environ.pop(name, None)
-    builder = SparkSession.builder.appName(app_name).master(master or "local[*]").config(
-        "spark.driver.memory",
-        driver_memory or os.environ.get("KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
-    ).config("spark.api.mode", "classic")
-    for key, value in spark_conf(shuffle_partitions).items():
+    settings = {
+        "spark.app.name": app_name, "spark.master": master or "local[*]",
+        "spark.driver.memory":
+            driver_memory or os.environ.get("KCHAOS_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
+        "spark.api.mode": "classic", **spark_conf(shuffle_partitions),
+    }
+    _launch_quiet_jvm(settings)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+# Spark's launcher always adds --add-modules=jdk.incubator.vector, and the JVM then tells
+# every run's console so, a line nobody can act on. Everything else the JVM says passes.
+INCUBATOR_WARNING = b"WARNING: Using incubator modules"
+
+
+def _launch_quiet_jvm(settings: dict[str, str]) -> None:
+    """Start this process's Spark JVM (once: pyspark keeps it for the process) with its
+    stderr filtered through a thread that drops the incubator warning."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is not None:
+            return
+        conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+        proc = getattr(gateway, "proc", None)
+        if proc is not None and proc.stderr is not None:
+            threading.Thread(target=_forward_stderr, args=(proc.stderr,), daemon=True,
+                             name="spark-stderr").start()
+        SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _forward_stderr(stream: IO[bytes]) -> None:
+    for line in iter(stream.readline, b""):
+        if not line.startswith(INCUBATOR_WARNING):
+            sys.stderr.buffer.write(line)
+            sys.stderr.buffer.flush()

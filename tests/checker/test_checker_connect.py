@@ -162,4 +162,5 @@ def test_a_connect_url_nobody_serves_is_checked_on_a_local_spark(tmp_path: Path)
     master, why = proc.stdout.strip().splitlines()[-1].split("|")
     assert master == "local[*]"
     assert nobody in why
+    assert "Using incubator modules" not in proc.stderr  # Spark's launcher's, filtered out
     assert json.loads((run / "results.json").read_text())["verdict"] is True
