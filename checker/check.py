@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import traceback
@@ -109,13 +110,16 @@ def _listening(spark_master: str) -> bool:
 
 
 def check_history(
-    history_dir: Path, spark_master: str | None = None, *, spark: Any = None
+    history_dir: Path, spark_master: str | None = None, *, spark: Any = None,
+    fallback: str | None = None,
 ) -> dict[str, Any]:
     """Judge `history_dir` and return the results document (nothing written). A given
     `spark` session is used and left running (tests share one); otherwise one is started
     and stopped here."""
     t0 = time.perf_counter()
     figures: dict[str, Any] = {"spark_master": spark_master or "local[*]"}
+    if fallback is not None:  # the caller's Spark server failed before this check
+        figures["spark_fallback"] = fallback
     try:
         meta = load_meta(history_dir)
     except (OSError, ValueError) as exc:
@@ -162,10 +166,13 @@ def check_history(
         err = f"checker failed before the checks: {_error_text(exc)}"
         results = {name: unknown(err) for name in checks}
     finally:
+        # Clean-up that fails (a server gone meanwhile) leaves the results as they are.
         if frames is not None:
-            frames.unpersist()
+            with contextlib.suppress(Exception):
+                frames.unpersist()
         if own and spark is not None:
-            spark.stop()
+            with contextlib.suppress(Exception):
+                spark.stop()
     total = time.perf_counter() - t0
     figures["total_s"] = round(total, 3)
     if figures.get("events"):
@@ -174,12 +181,13 @@ def check_history(
 
 
 def check_run(
-    run_dir: Path, spark_master: str | None = None, *, spark: Any = None
+    run_dir: Path, spark_master: str | None = None, *, spark: Any = None,
+    fallback: str | None = None,
 ) -> dict[str, Any]:
     """Judge `run_dir/history/`, add the run's fault coverage, write
     `run_dir/results.json`, return its content."""
     run_dir = Path(run_dir)
-    doc = check_history(run_dir / "history", spark_master, spark=spark)
+    doc = check_history(run_dir / "history", spark_master, spark=spark, fallback=fallback)
     # Which dangerous moments the run created (issue 17): traces and nemesis ops only.
     doc["coverage"] = coverage_section(run_dir)
     tmp = run_dir / (RESULTS_FILE + ".tmp")

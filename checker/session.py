@@ -135,7 +135,9 @@ def start_spark(
     # The launcher (spark-submit) and the JVM must bind to loopback, never a public address.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if master is not None and is_connect_url(master):
-        session = SparkSession.builder.remote(master).getOrCreate()
+        # A session of its own (not getOrCreate's shared one): stopping it closes only its
+        # channel, not that of another check on the same server in this process.
+        session = SparkSession.builder.remote(master).create()
         # Session-level settings only: the server's driver settings are its own.
         session.conf.set("spark.sql.session.timeZone", "UTC")
         if shuffle_partitions:

@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -107,11 +107,17 @@ class ProcessRegistry:
                 cwd=cwd,
                 start_new_session=True,
             )
+        return self.adopt(name, popen)
+
+    def adopt(self, name: str, popen: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+        """Record a process started elsewhere, so that `stop_all` and `kchaos clean` stop
+        it like the run's own."""
         record = ProcessRecord(
             name=name,
             pid=popen.pid,
             create_time=psutil.Process(popen.pid).create_time(),
-            argv=tuple(argv),
+            argv=tuple(str(a) for a in popen.args)
+            if isinstance(popen.args, (list, tuple)) else (str(popen.args),),
         )
         with self._lock:
             self._records[popen.pid] = record
@@ -144,10 +150,12 @@ class ProcessRegistry:
             kill_process(record)
         self.forget(pid)
 
-    def stop_all(self, grace_s: float = 10.0) -> None:
+    def stop_all(self, grace_s: float = 10.0, keep: Collection[str] = ()) -> None:
+        """Every process recorded, but those named in `keep`."""
         # Newest first: workers before the brokers they talk to.
         with self._lock:
-            records = sorted(self._records.values(), key=lambda r: -r.create_time)
+            records = sorted((r for r in self._records.values() if r.name not in keep),
+                             key=lambda r: -r.create_time)
         for record in records:
             self.stop(record.pid, grace_s)
 

@@ -1,10 +1,11 @@
-"""One Spark Connect server for every check of a nightly, instead of a JVM per run.
+"""A Spark Connect server that is warm by the time a check needs it: one for every check
+of a nightly instead of a JVM per run, and one beside a single run's load.
 
-The server starts beside the first runs rather than before them: its URL is known at
-launch, and no run checks before its load phase (a minute) is over. Meanwhile it checks an
-empty history once (checker/warmup.py), so that the first runs' checks do not pay its cold
-start. If it cannot start, the runs launched from then on start their own Spark, and those
-already launched fall back to their own when the URL does not answer (checker/check.py).
+The server starts beside the runs rather than before them: its URL is known at launch, and
+no run checks before its load phase is over. Meanwhile it checks an empty history once
+(checker/warmup.py), so that the first check does not pay its cold start. If it cannot
+start, the runs launched from then on start their own Spark, and those already launched
+fall back to their own when the URL does not answer (checker/check.py).
 """
 
 from __future__ import annotations
@@ -14,31 +15,86 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.console import err
 
-if TYPE_CHECKING:
-    from checker.spark_server import SparkConnectServer
-
 SPARK_MASTER_FLAG = "--spark-master"
+
+
+class WarmSpark:
+    """A Spark Connect server launched now and warmed up in the background, for checks that
+    come later: a nightly's (one server for every run) or a single run's (launched as its
+    load starts, so that its check does not pay a JVM's start after the run). `niceness`
+    lowers the server's CPU priority (its start and its warm-up) while the system under
+    test is still at work."""
+
+    def __init__(self, log: Path, *, niceness: int = 0) -> None:
+        from checker.spark_server import SparkConnectServer
+
+        self.server = SparkConnectServer(log, niceness=niceness)
+        self.failed: str | None = None
+        self.warm_up_s: float | None = None
+        self._thread: threading.Thread | None = None
+
+    def launch(self) -> bool:
+        """Start the JVM and the thread that waits for it; False (and `failed` says why)
+        when it cannot start."""
+        try:
+            self.server.launch()
+        except OSError as exc:
+            self.failed = str(exc)
+            return False
+        self._thread = threading.Thread(target=self._ready_and_warm, name="warm-spark",
+                                        daemon=True)
+        self._thread.start()
+        return True
+
+    @property
+    def url(self) -> str | None:
+        """Where checks go: None once the server failed (they start their own Spark)."""
+        return None if self.failed is not None else self.server.url
+
+    def hurry(self) -> None:
+        """Back to the normal priority: what it was niced for is over."""
+        self.server.renice(0)
+
+    def stop(self) -> None:
+        self.server.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def as_json(self) -> dict[str, object]:
+        return {"url": self.server.url, "failed": self.failed, "warm_up_s": self.warm_up_s}
+
+    def _ready_and_warm(self) -> None:
+        from checker.spark_server import SparkServerError
+        from checker.warmup import warm_up
+
+        try:
+            self.server.wait_ready()
+        except SparkServerError as exc:
+            self.failed = str(exc)
+            return
+        if self.server.proc is None:  # stopped meanwhile: its checks are over
+            return
+        with tempfile.TemporaryDirectory(prefix="kchaos-spark-warm-up-") as folder:
+            self.warm_up_s = warm_up(self.server.url, Path(folder))
 
 
 class SharedChecker:
     """The `kchaos run` options of the runs launched now: pointing at the shared server
     while it is starting or up, without it once it failed."""
 
-    def __init__(self, given: tuple[str, ...], url: str | None = None) -> None:
+    def __init__(self, given: tuple[str, ...], spark: WarmSpark | None = None) -> None:
         self.given = given
-        self.url = url
-        self.failed: str | None = None
-        self.warm_up_s: float | None = None
+        self.spark = spark
 
     @property
     def extra_args(self) -> tuple[str, ...]:
-        if self.url is None or self.failed is not None:
+        url = self.spark.url if self.spark is not None else None
+        if url is None:
             return self.given
-        return (*self.given, SPARK_MASTER_FLAG, self.url)
+        return (*self.given, SPARK_MASTER_FLAG, url)
 
 
 @contextlib.contextmanager
@@ -51,39 +107,18 @@ def shared_checker(
     if not enabled or SPARK_MASTER_FLAG in given:
         yield SharedChecker(given)
         return
-    from checker.spark_server import SparkConnectServer
-
-    server = SparkConnectServer(log_dir / "spark-connect.log")
-    try:
-        server.launch()
-    except OSError as exc:
-        err.print(f"[yellow]no shared Spark ({exc}); each run starts its own[/]")
+    spark = WarmSpark(log_dir / "spark-connect.log")
+    if not spark.launch():
+        err.print(f"[yellow]no shared Spark ({spark.failed}); each run starts its own[/]")
         yield SharedChecker(given)
         return
-    shared = SharedChecker(given, server.url)
-    err.print(f"checks go to the shared Spark at {server.url} (starting)", highlight=False)
-    ready = threading.Thread(target=_ready_and_warm, args=(server, shared),
-                             name="shared-spark", daemon=True)
-    ready.start()
+    err.print(f"checks go to the shared Spark at {spark.url} (starting)", highlight=False)
     try:
-        yield shared
+        yield SharedChecker(given, spark)
     finally:
-        server.stop()
-        ready.join(timeout=30)
-
-
-def _ready_and_warm(server: SparkConnectServer, shared: SharedChecker) -> None:
-    from checker.spark_server import SparkServerError
-    from checker.warmup import warm_up
-
-    try:
-        server.wait_ready()
-    except SparkServerError as exc:
-        shared.failed = str(exc)
-        err.print(f"[yellow]no shared Spark ({exc}); the runs from now on start their own[/]")
-        return
-    if server.proc is None:  # stopped meanwhile: the nightly is over
-        return
-    with tempfile.TemporaryDirectory(prefix="kchaos-spark-warm-up-") as folder:
-        shared.warm_up_s = warm_up(server.url, Path(folder))
-    err.print(f"shared Spark up and warmed up ({shared.warm_up_s:.1f} s)", highlight=False)
+        spark.stop()
+        if spark.failed is not None:
+            err.print(f"[yellow]the shared Spark failed ({spark.failed}); the runs "
+                      "launched after it started their own[/]")
+        elif spark.warm_up_s is not None:
+            err.print(f"shared Spark warmed up in {spark.warm_up_s:.1f} s", highlight=False)

@@ -37,9 +37,13 @@ from harness.run.healwatch import HealWatch
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import GroupMembers, LagProbe, wait_drained
 from harness.run.workload import Load, Workload, open_workload
+from harness.shared_spark import WarmSpark
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
+# The check's Spark starts during the load at the lowest priority: the pods get the CPU.
+CHECK_SPARK_NICENESS = 19
+CHECK_SPARK = "check-spark"  # its name in the process registry
 # The load starts once every pod is RUNNING: a coarser poll adds its half to every run.
 POD_READY_POLL_S = 0.1
 T = TypeVar("T")
@@ -98,6 +102,7 @@ class Run:
         self.nemesis: Nemesis | None = None
         self.statedir: StateDirWatcher | None = None
         self.heal_watch: HealWatch | None = None
+        self.check_spark: WarmSpark | None = None
         self.dead_pods: list[str] = []
         self.deaths: list[dict[str, Any]] = []
         self._sink: ProgressSink = lambda p: None
@@ -134,6 +139,7 @@ class Run:
             raise
         finally:
             self._tear_down_placement()
+            self._stop_check_spark()
             self.history.close()
             self.info["timings"] = self.timings
             self.info["verdict"] = verdict
@@ -230,6 +236,7 @@ class Run:
                            c.application_id, self.placement.network, self.placement.links,
                            self.placement.storage, GroupMembers(bootstrap, c.application_id))
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
+        self._launch_check_spark()
         client = self.workload.load(bootstrap)
         stop = threading.Event()
         watcher = threading.Thread(target=self._watch_load, args=(bootstrap, client, stop),
@@ -250,6 +257,8 @@ class Run:
             healed = True
         finally:
             stop.set()
+            if self.check_spark is not None:
+                self.check_spark.hurry()  # the load is over: the check comes soon
             if not healed:  # aborted: _abort stops the nemesis without healing
                 self.nemesis.stop_without_heal()
             client.close()
@@ -360,7 +369,8 @@ class Run:
         if placement is not None:
             placement.teardown()
         self._stop_statedir()
-        self.registry.stop_all()
+        # The check may be on the run's own Spark while the brokers stop: it stops after.
+        self.registry.stop_all(keep=(CHECK_SPARK,))
 
     def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:
         c = self.config
@@ -375,10 +385,36 @@ class Run:
         self.info["collect"] = runinfo.as_json(self.workload.collect(self.run_dir, bootstrap,
                                                                      meta))
 
+    def _launch_check_spark(self) -> None:
+        """The check's Spark, started and warmed up as the load starts (niced: the pods come
+        first), so that the check after the run finds it up and its queries compiled.
+        A run given `--spark-master` uses that instead."""
+        if self.config.spark_master is not None:
+            return
+        self.check_spark = WarmSpark(self.run_dir / "spark-connect.log",
+                                     niceness=CHECK_SPARK_NICENESS)
+        if self.check_spark.launch() and self.check_spark.server.proc is not None:
+            self.registry.adopt(CHECK_SPARK, self.check_spark.server.proc)
+
+    def _stop_check_spark(self) -> None:
+        if self.check_spark is None:
+            return
+        proc = self.check_spark.server.proc
+        self.check_spark.stop()
+        if proc is not None:
+            self.registry.forget(proc.pid)
+        self.info["check_spark"] = self.check_spark.as_json()
+
     def _check(self) -> Verdict:
         from checker.check import check_run
 
-        verdict = check_run(self.run_dir, self.config.spark_master).get("verdict")
+        master, fallback = self.config.spark_master, None
+        if self.check_spark is not None:
+            master = self.check_spark.url
+            if master is None:
+                fallback = (f"the run's Spark server failed ({self.check_spark.failed}); "
+                            "checked on local[*]")
+        verdict = check_run(self.run_dir, master, fallback=fallback).get("verdict")
         return verdict if verdict is True or verdict is False else UNKNOWN
 
     def _report(self) -> None:

@@ -32,7 +32,7 @@ from checker.spark_server import (
     wait_listening,
 )
 from checker.warmup import write_empty_history
-from harness.shared_spark import SharedChecker, shared_checker
+from harness.shared_spark import SharedChecker, WarmSpark, shared_checker
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,10 +66,11 @@ def test_a_given_spark_master_wins_over_the_shared_server(tmp_path: Path) -> Non
     assert not (tmp_path / "spark-connect.log").exists()  # no server was started
 
 
-def test_runs_launched_after_the_shared_server_failed_start_their_own() -> None:
-    shared = SharedChecker(("--rate", "50"), "sc://127.0.0.1:4000")
-    assert shared.extra_args == ("--rate", "50", "--spark-master", "sc://127.0.0.1:4000")
-    shared.failed = "Spark Connect server exited 1: see spark-connect.log"
+def test_runs_launched_after_the_shared_server_failed_start_their_own(tmp_path: Path) -> None:
+    spark = WarmSpark(tmp_path / "spark-connect.log")  # not launched: its URL is known
+    shared = SharedChecker(("--rate", "50"), spark)
+    assert shared.extra_args == ("--rate", "50", "--spark-master", spark.server.url)
+    spark.failed = "Spark Connect server exited 1: see spark-connect.log"
     assert shared.extra_args == ("--rate", "50")
 
 
