@@ -61,7 +61,9 @@ class WarmSpark:
     def stop(self) -> None:
         self.server.stop()
         if self._thread is not None:
-            self._thread.join(timeout=30)
+            # A warm-up cut off by the stop retries against no server: it is a daemon, left
+            # to end with the process rather than holding up the run's end.
+            self._thread.join(timeout=5)
 
     def as_json(self) -> dict[str, object]:
         return {"url": self.server.url, "failed": self.failed, "warm_up_s": self.warm_up_s}

@@ -50,6 +50,12 @@ def bug_list(raw: Any) -> list[str]:
     return []
 
 
+def mutant_bug(key: Any) -> list[str]:
+    """A run of a catalogued mutant (harness/mutants) is no fixed worker: it counts as a
+    bug of its own, `mutant:KEY`, expected to be caught like a switch."""
+    return [f"mutant:{key}"] if isinstance(key, str) and key else []
+
+
 def verdict_of(raw: Any) -> RunVerdict:
     if raw is True or raw is False:
         return raw
@@ -198,7 +204,7 @@ def summarize(files: RunFiles) -> RunSummary:
         anomaly_counts=_anomaly_counts(results),
         profile=str(config.get("profile") or run.get("profile") or "?"),
         seed="?" if seed is None else str(seed),
-        bugs=bug_list(config.get("bugs", run.get("bugs"))),
+        bugs=bug_list(config.get("bugs", run.get("bugs"))) + mutant_bug(config.get("mutant")),
         guarantee=str(config.get("guarantee") or "?"),
         started_at=started,
         duration_s=_duration(run, started),

@@ -46,6 +46,9 @@ class RunConfig:
     brokers: int = 1
     rate: float = 100.0
     bugs: tuple[str, ...] = ()
+    # A mutant of the Python worker from harness/mutants/catalog.json, by its key: made by
+    # a tool, not a switch (`--set mutant=KEY`; bench/bench_power.py runs the catalog).
+    mutant: str | None = None
     guarantee: str = "exactly_once_v2"
     bootstrap: str | None = None
     platform: str = DEFAULT_PLATFORM
@@ -279,6 +282,8 @@ def validate(config: RunConfig) -> RunConfig:
     if config.bugs and not sut.bug_switches:
         raise UsageError(f"--bugs are switches of the Python worker: drop them with "
                          f"--sut {config.sut}")
+    if config.mutant is not None:
+        _check_mutant(config.mutant, config, sut.bug_switches)
     if config.kafka_version is not None:
         from harness.kafka.jars import check_kafka_version
 
@@ -303,6 +308,18 @@ def validate(config: RunConfig) -> RunConfig:
     if bad:
         raise UsageError(f"--bugs {','.join(bad)}: known switches are {', '.join(known_bugs())}")
     return config
+
+
+def _check_mutant(key: str, config: RunConfig, python_worker: bool) -> None:
+    if not python_worker:
+        raise UsageError(f"mutant {key}: mutants are of the Python worker (--sut python), "
+                         f"not of --sut {config.sut}")
+    if PLATFORMS[config.platform].needs_engine:
+        raise UsageError(f"mutant {key}: its worker tree is built on this machine; run it "
+                         "with --platform local")
+    from harness.mutants.catalog import find_mutant
+
+    find_mutant(key)
 
 
 def require_bootstrap(bootstrap: str | None, timeout_s: float = 5.0) -> None:
