@@ -11,13 +11,16 @@ the classes reached and the anomaly examples in each window, from the run's stor
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from harness.report.coverage_why import RunShape, why_missed
 
 EVIDENCE_SHOWN = 4  # lines of evidence per class on the run's page
 
@@ -66,13 +69,48 @@ def coverage_rows(results: Mapping[str, Any] | None, origin_ns: int | None) -> l
     return sorted(rows, key=lambda r: not r.reached)
 
 
+@dataclass(frozen=True)
+class Shortfall:
+    """A class fewer than half of a broad profile's runs reached, and why the others missed
+    it (harness/report/coverage_why.py), most common reason first."""
+
+    name: str
+    profile: str
+    reached: int
+    runs: int
+    reasons: list[tuple[str, int]]
+
+    def text(self) -> str:
+        why = "; ".join(f"{reason} ({n})" for reason, n in self.reasons)
+        return f"{self.name} in {self.profile}: {self.reached}/{self.runs} runs; missed: {why}"
+
+
 @dataclass
 class CoverageTable:
-    """Runs that reached each class, per profile."""
+    """Runs that reached each class, per profile (a SUT other than the worker's runs are a
+    column of their own, `all (kstreams)`), and why runs missed each class."""
 
     classes: dict[str, str] = field(default_factory=dict)  # name -> title, in class order
     runs: dict[str, int] = field(default_factory=dict)  # profile -> runs with coverage
     reached: dict[tuple[str, str], int] = field(default_factory=dict)  # (class, profile)
+    # (class, profile) -> why each run that missed it did, counted
+    missed_why: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
+    scopes: dict[str, str] = field(default_factory=dict)  # class -> run | nightly | knobs
+
+    def shortfalls(self, broad: Collection[str] = ("all",)) -> list[Shortfall]:
+        """The run-scope classes that fewer than half of a broad profile's runs reached
+        (`all`, whose draw is meant to reach every one, by default)."""
+        out = []
+        for profile in self.profiles:
+            if profile.split(" ")[0] not in broad:
+                continue
+            runs = self.runs[profile]
+            for name in self.classes:
+                got = self.reached.get((name, profile), 0)
+                if self.scopes.get(name, "run") == "run" and 2 * got < runs:
+                    why = self.missed_why.get((name, profile), Counter())
+                    out.append(Shortfall(name, profile, got, runs, why.most_common()))
+        return out
 
     @property
     def profiles(self) -> list[str]:
@@ -103,7 +141,9 @@ class CoverageTable:
         rule = "|---|" + "---:|" * len(self.profiles)
         body = [f"| `{n}` | " + " | ".join(self.cell(n, p) for p in self.profiles) + " |"
                 for n in self.classes]
-        return "\n".join([head, rule, *body])
+        short = [f"- {s.text()}" for s in self.shortfalls()]
+        below = ["", "Reached by fewer than half of the broad profiles' runs:", "", *short]
+        return "\n".join([head, rule, *body, *(below if short else [])])
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -122,15 +162,25 @@ def coverage_table(run_dirs: Iterable[Path]) -> CoverageTable:
         if not isinstance(classes, Mapping) or not classes:
             continue  # judged before coverage existed, or not judged at all
         run = _read(Path(run_dir) / "run.json")
-        profile = str(run.get("profile") or (run.get("config") or {}).get("profile") or "?")
+        raw_config = run.get("config")
+        config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
+        profile = str(run.get("profile") or config.get("profile") or "?")
+        sut = str(config.get("sut") or "python")
+        if sut != "python":
+            profile = f"{profile} ({sut})"
+        steps = _read(Path(run_dir) / "plan.json").get("steps")
+        shape = RunShape(config, steps if isinstance(steps, list) else [])
         table.runs[profile] = table.runs.get(profile, 0) + 1
         for name, entry in classes.items():
             if not isinstance(entry, Mapping):
                 continue
             table.classes.setdefault(str(name), str(entry.get("title", "")))
+            table.scopes.setdefault(str(name), str(entry.get("scope", "run")))
+            key = (str(name), profile)
             if entry.get("reached"):
-                key = (str(name), profile)
                 table.reached[key] = table.reached.get(key, 0) + 1
+            else:
+                table.missed_why.setdefault(key, Counter())[why_missed(str(name), shape)] += 1
     return table
 
 
@@ -145,6 +195,8 @@ def nightly_coverage(run_dirs: Iterable[Path], log_dir: Path, console: Console) 
     # CI logs are not terminals: rich would assume 80 columns and fold every cell.
     shown = console if console.is_terminal else Console(width=160)
     shown.print(table.to_rich())
+    for shortfall in table.shortfalls():
+        shown.print(f"[yellow]under half:[/] {shortfall.text()}", highlight=False)
     path = log_dir / NIGHTLY_COVERAGE
     try:
         (log_dir / "coverage.json").write_text(json.dumps(table.to_json(), indent=2) + "\n")

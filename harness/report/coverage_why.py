@@ -1,0 +1,121 @@
+"""Why a run did not reach a coverage class, read from its settings and its plan: no fault
+of the kind that makes the moment was planned, or one was planned and never applied, or
+a setting rules the moment out (no standbys, no transactions, a session longer than any
+pause, one task). When none of these holds, the moment simply did not come in the time the
+run had: the faults were there and the timing missed it.
+
+The nightly names each class that fewer than half of a broad profile's runs reached, with
+these reasons tallied over the runs that missed it: what to change (a plan that orders its
+kinds, a longer window, a draw bounded) follows from which reason dominates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+TIMING = "its moment did not come in the run (the faults were there)"
+APPLIED = ("applied", "healed")
+CRASHES = ("kill", "power-loss")
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """What the reasons read: the run's settings and its plan's steps as stored."""
+
+    config: Mapping[str, Any]
+    steps: Sequence[Mapping[str, Any]]
+
+    def planned(self, *kinds: str) -> list[Mapping[str, Any]]:
+        return [s for s in self.steps if s.get("fault") in kinds]
+
+    def applied(self, *kinds: str) -> list[Mapping[str, Any]]:
+        return [s for s in self.planned(*kinds) if s.get("status") in APPLIED]
+
+    def setting(self, name: str, default: Any) -> Any:
+        value = self.config.get(name)
+        return default if value is None else value
+
+    @property
+    def at_least_once(self) -> bool:
+        return self.setting("guarantee", "exactly_once_v2") == "at_least_once"
+
+
+def _needs(*kinds: str) -> Callable[[RunShape], str | None]:
+    """A reason when no step of these kinds was planned, or none was applied."""
+    names = " or ".join(kinds)
+
+    def reason(run: RunShape) -> str | None:
+        if not run.planned(*kinds):
+            return f"no {names} in the plan"
+        if not run.applied(*kinds):
+            return f"its {names} was planned but never applied (the run ended first, or " \
+                   "its condition never held)"
+        return None
+
+    return reason
+
+
+def _pause_past_session(run: RunShape) -> str | None:
+    session_s = float(run.setting("session_timeout_ms", 10_000)) / 1000
+    pauses = [float(s.get("healed_at_s") or 0) - float(s.get("applied_at_s") or 0)
+              for s in run.applied("pause")]
+    longest = max(pauses, default=0.0)
+    if longest <= session_s:
+        return f"session {session_s:g} s: no pause outlasted it (the longest {longest:.0f} s)"
+    return None
+
+
+def _transactions(run: RunShape) -> str | None:
+    return "at-least-once: no transactions" if run.at_least_once else None
+
+
+def _standbys(run: RunShape) -> str | None:
+    return "no standbys (standbys 0)" if int(run.setting("standbys", 0)) == 0 else None
+
+
+def _tasks_to_move(run: RunShape) -> str | None:
+    partitions, pods = int(run.setting("partitions", 4)), int(run.setting("pods", 2))
+    if partitions < pods:
+        return f"{partitions} partition(s) for {pods} pods: a pod holds no task to give up"
+    return None
+
+
+def _moves(keep_volume: bool) -> Callable[[RunShape], str | None]:
+    def reason(run: RunShape) -> str | None:
+        moves = [s for s in run.applied("move")
+                 if bool((s.get("params") or {}).get("keep_volume", True)) == keep_volume]
+        if not moves:
+            which = "with its volume" if keep_volume else "without its volume"
+            return f"no move {which} applied"
+        return None
+
+    return reason
+
+
+# Checked in order; the first reason that holds is the run's.
+REASONS: dict[str, tuple[Callable[[RunShape], str | None], ...]] = {
+    "zombie": (_needs("pause"), _pause_past_session),
+    "task-returns": (_tasks_to_move, _needs("scale-out")),
+    "restored-then-killed": (_needs(*CRASHES),),
+    "crash-in-txn": (_transactions, _needs(*CRASHES)),
+    "crash-after-commit": (_needs(*CRASHES),),
+    "flush-then-abort": (_transactions, _needs(*CRASHES)),
+    "standby-promoted": (_standbys, _needs("kill", "move", "stop")),
+    "move-full-restore": (_needs("move"), _moves(keep_volume=False)),
+    "move-checkpoint-reuse": (_needs("move"), _moves(keep_volume=True)),
+    "restart-after-global-update": (_needs("kill", "stop", "move", "power-loss"),),
+    "rebalance-during-checkpoint": (_needs("delay-checkpoint"),),
+    "power-loss-unsynced": (_needs("power-loss"),),
+    "cut-off-in-commit-or-rebalance": (_needs("partition"),),
+}
+
+
+def why_missed(name: str, run: RunShape) -> str:
+    """Why `run` did not reach class `name`: the first structural reason, else timing."""
+    for reason in REASONS.get(name, ()):
+        said = reason(run)
+        if said is not None:
+            return said
+    return TIMING
