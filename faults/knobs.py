@@ -22,25 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from faults.params import ProfileSettings
+from faults.plan import REGISTRY
 
 EXACTLY_ONCE_V2 = "exactly_once_v2"
 AT_LEAST_ONCE = "at_least_once"
-
-# The profiles that draw. `all` is the bag built to reach every coverage class; the other
-# generic mixes of faults/plan.py that draw are those whose faults are not sized to one
-# setting and whose seeds no bug switch depends on: `checkpoint` (checkpoint delays,
-# stops, scale-out/in, kills), `global` (truncations), `broker` (broker kills and stops),
-# `power-loss` and `storage` (the fault filesystem). Not drawn:
-# - the targeted profiles (KAFKA-*, the mutants' windows): each sets the settings its
-#   window needs (one thread, one partition, an 8 s transaction, ...);
-# - `none`: the baseline a system under test must pass, and the throughput figure;
-# - `kill` and `move`: the nightly's mutant cells run in them (offsets-outside-txn,
-#   restore-read-uncommitted, dedup-not-logged, checkpoint-without-flush): a drawn
-#   at-least-once or a 45 s session would hide a mutant on some seeds, and `kill`'s
-#   pause (8-12 s) is sized "past the session timeout" of 10 s;
-# - `partition` and `network`: a pod is cut off 4-12 s, "past its session timeout"
-#   (10 s), which is what those profiles are for.
-BROAD_PROFILES = frozenset({"all", "checkpoint", "global", "broker", "power-loss", "storage"})
 
 Value = int | float | str
 
@@ -110,7 +95,10 @@ BY_NAME: Mapping[str, Knob] = {k.name: k for k in KNOBS}
 
 
 def draws(profile: str) -> bool:
-    return profile in BROAD_PROFILES
+    """Whether `profile` draws the knobs (its `draws_knobs`; which do and why:
+    faults/mixes.py)."""
+    chosen = REGISTRY.get(profile)
+    return chosen is not None and chosen.draws_knobs
 
 
 def draw(seed: int, profile: str) -> ProfileSettings:

@@ -19,11 +19,10 @@ from typing import Any, TypeVar
 from checker.model import UNKNOWN, Verdict, exit_code
 from common.waiting import wait_until
 from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS, FaultContext
-from faults.model import Plan
+from faults.model import Plan, pod_name
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
 from faults.plan import plan as draw_plan
-from faults.plan import pod_name
 from faults.platform import Platform
 from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History

@@ -15,11 +15,12 @@ import pytest
 from test_nemesis import RecordingPlatform
 from test_nemesis_schedule import Clock
 
+from faults.builder import QUIET_TAIL_S
 from faults.kinds import FaultContext
 from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
-from faults.plan import QUIET_TAIL_S, plan
+from faults.plan import plan
 from harness.shrink.page import step_rows
 
 
