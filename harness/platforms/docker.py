@@ -40,6 +40,7 @@ from harness.platforms import docker_specs as specs
 from harness.platforms.base import LOG_FILE, Pod, PodInventory
 from harness.platforms.docker_engine import cleanup_run, require_engine
 from harness.platforms.docker_images import ensure_kafka_image, ensure_worker_image
+from harness.platforms.docker_network import DockerNetwork
 from harness.platforms.docker_specs import (
     CONTAINER_PATHS,
     kafka_container_spec,
@@ -366,8 +367,6 @@ class DockerPlatform(PodInventory):
 
 def open_docker(request: PlacementRequest) -> Placement:
     """Brokers and pods as containers on a network of the run (docker_network.py cuts it)."""
-    from harness.platforms.docker_network import DockerNetwork
-
     run_dir = request.run_dir
     kafka = DockerKafka(run_dir, run_dir.name, request.brokers, version=request.kafka_version)
     try:
