@@ -8,9 +8,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from faults.kinds import FAULT_KINDS
-from faults.params import STEP_PARAMS
-
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("harness", "faults", "checker", "common", "workloads")
 
@@ -90,10 +87,6 @@ def test_no_import_cycles() -> None:
 
 def test_the_cycle_finder_finds_a_hidden_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
-
-
-def test_every_fault_kind_declares_its_parameters() -> None:
-    assert set(STEP_PARAMS) == set(FAULT_KINDS)
 
 
 def test_imports_for_the_type_checker_count(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ class BrokerContainers(Protocol):
 
 
 class DockerNetwork:
-    """faults.kinds.Network over the run's network; targets `pod-N` or `broker-N`."""
+    """faults.context.Network over the run's network; targets `pod-N` or `broker-N`."""
 
     def __init__(self, client: docker.DockerClient, name: str,
                  platform: PodContainers | None = None, kafka: BrokerContainers | None = None

@@ -81,7 +81,7 @@ class LocalPlatform(PodInventory):
             return self.volume(name)
         return self.faultfs.mount(name, self.volume(name), self.pod_dir(name) / "faultfs.log")
 
-    # -- the storage faults (faults.kinds.Storage): the pod is down when they act -------
+    # -- the storage faults (faults.context.Storage): the pod is down when they act -------
 
     def power_loss(self, name: str) -> dict[str, object]:
         if self.faultfs is None:

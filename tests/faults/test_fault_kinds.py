@@ -13,7 +13,8 @@ import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 
-from faults.kinds import FAULT_KINDS, FaultContext
+from faults.context import FaultContext
+from faults.kinds import FAULT_KINDS
 from faults.model import Step, Trigger
 from faults.observe import TraceWatcher
 from harness.platforms.local import LocalPlatform
@@ -53,7 +54,7 @@ class Fleet:
         )
         self.platform = LocalPlatform(run_dir, self.registry, PythonWorker(), worker, node_count=2)
         self.watcher = TraceWatcher(self.platform, self.app)
-        self.ctx = FaultContext(self.platform, None, None, self.app,
+        self.ctx = FaultContext(platform=self.platform, application_id=self.app,
                                 group=GroupMembers(bootstrap, self.app))
         self.sent = 0
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from faults.kinds import FaultContext
+from faults.context import FaultContext
 from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
@@ -78,7 +78,7 @@ class RecordingPlatform:
 
 def _run(plan: Plan, platform: RecordingPlatform, seconds: float) -> tuple[Nemesis, list[Any]]:
     ops: list[Any] = []
-    ctx = FaultContext(platform, None, None, "app")
+    ctx = FaultContext(platform=platform, application_id="app")
     nemesis = Nemesis(plan, ctx, TraceWatcher(platform, "app"),
                       lambda p, t, f, v: ops.append((p, t, f, v)))
     nemesis.start()
@@ -124,7 +124,7 @@ def test_condition_trigger_waits_for_the_trace_then_fires(tmp_path: Path) -> Non
     plan = Plan(1, "t", (Step(0, "kill", "pod-0", Trigger(0.0, "commits", count=2,
                                                            timeout_s=30)),))
     ops: list[Any] = []
-    nemesis = Nemesis(plan, FaultContext(platform, None, None, "app"),
+    nemesis = Nemesis(plan, FaultContext(platform=platform, application_id="app"),
                       TraceWatcher(platform, "app"), lambda *op: ops.append(op))
     nemesis.start()
     with trace.open("a") as out:
@@ -156,7 +156,7 @@ def test_a_failing_fault_is_recorded_not_raised(tmp_path: Path) -> None:
     plan = Plan(1, "t", (Step(0, "kill-broker", "broker-1", Trigger(0.0), heal_after_s=0.1),))
     nemesis, ops = _run(plan, platform, 0.5)
     assert nemesis.outcomes[0].status == "failed"
-    assert "broker faults need" in (nemesis.outcomes[0].error or "")
+    assert "kill-broker needs brokers" in (nemesis.outcomes[0].error or "")
     assert ops[0][3]["error"]
 
 

@@ -214,7 +214,8 @@ def test_exit_causes(code: int, fact: dict[str, Any]) -> None:
 def test_a_kill_that_keeps_the_pod_down_is_a_sigkill_no_policy_restarts(setup) -> None:
     """`kill` with `down`: a crashed machine. Its op is a SIGKILL (coverage counts it as a
     crash); the pod comes back only with the plan's heal, past its session."""
-    from faults.kinds import FAULT_KINDS, FaultContext
+    from faults.context import FaultContext
+    from faults.kinds import FAULT_KINDS
     from faults.model import Step, Trigger
 
     inner, sup, clock, ops = setup
