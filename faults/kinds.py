@@ -32,6 +32,7 @@ from faults.params import (
     TruncateGlobalParams,
     parse,
 )
+from faults.platform import Platform
 
 
 class Step(Protocol):
@@ -96,24 +97,18 @@ def _kill(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
-def _stop(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.stop_pod(step.target)
-    return {}
+def _on_pod(act: Callable[[Platform, str], None]) -> Callable[[FaultContext, Step], Details]:
+    """A fault (or heal) that does one thing to the step's pod and has nothing to say."""
+    def action(ctx: FaultContext, step: Step) -> Details:
+        act(ctx.platform, step.target)
+        return {}
+    return action
 
 
-def _start(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.start_pod(step.target)
-    return {}
-
-
-def _pause(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.pause_pod(step.target)
-    return {}
-
-
-def _resume(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.resume_pod(step.target)
-    return {}
+_stop = _on_pod(lambda platform, pod: platform.stop_pod(pod))
+_start = _on_pod(lambda platform, pod: platform.start_pod(pod))
+_pause = _on_pod(lambda platform, pod: platform.pause_pod(pod))
+_resume = _on_pod(lambda platform, pod: platform.resume_pod(pod))
 
 
 def _move(ctx: FaultContext, step: Step) -> Details:

@@ -59,9 +59,7 @@ def plan(b: Builder) -> ProfileSettings:
     first = pod_name(b.spare)
     b.spare += 1
     b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
-    slow_at = b.r(4.0, 4.5)
-    deadline = max(b.time_limit_s - 20.0, slow_at + 1.0)
-    until_deadline = round(deadline - slow_at, 1)
+    slow_at, until_deadline = b.window(before_end_s=20.0)
     b.add("io-delay", pod_name(0),
           Trigger(slow_at, "commits", count=2, timeout_s=until_deadline, pod=first),
           ms=b.rng.choice([500, 1000]))  # until the end of the load phase

@@ -18,7 +18,7 @@ import psutil
 from common.waiting import wait_until
 from harness.errors import HarnessError
 from harness.kafka.cluster import KafkaCluster, NodeNetwork
-from harness.platforms.base import LOG_FILE, Pod, PodInventory
+from harness.platforms.base import LOG_FILE, PodInventory
 from harness.platforms.faultfs import FaultFsMounts
 from harness.platforms.placement import Placement, PlacementRequest
 from harness.procs import ProcessRegistry
@@ -52,11 +52,8 @@ class LocalPlatform(PodInventory):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def add_pod(self, name: str, node: str) -> Pod:
-        pod = self._new_pod(name, node)
+    def _new_volume(self, name: str) -> None:
         self.volume(name).mkdir(parents=True, exist_ok=True)
-        self.start_pod(name)
-        return pod
 
     def start_pod(self, name: str) -> None:
         with self._lock:

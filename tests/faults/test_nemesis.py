@@ -12,24 +12,19 @@ from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
 from faults.platform import Pod
+from harness.platforms.base import PodInventory
 
 
-class RecordingPlatform:
+class RecordingPlatform(PodInventory):
+    """Pods on two nodes (PodInventory's bookkeeping) that record what was done to them."""
+
     name = "fake"
 
     def __init__(self, root: Path, pods: list[str]) -> None:
+        super().__init__(root, node_count=2)
         self.root = root
         self.calls: list[tuple[str, str]] = []
         self._pods = {p: Pod(p, "node-0", running=True) for p in pods}
-
-    def nodes(self) -> list[str]:
-        return ["node-0", "node-1"]
-
-    def pods(self) -> list[Pod]:
-        return list(self._pods.values())
-
-    def pod(self, name: str) -> Pod:
-        return self._pods[name]
 
     def _call(self, what: str, name: str) -> None:
         self.calls.append((what, name))
@@ -61,13 +56,7 @@ class RecordingPlatform:
         self._call("remove", name)
 
     def volume(self, name: str) -> Path:
-        return self.root / name / "state"
-
-    def trace_path(self, name: str) -> Path:
-        return self.root / name / "trace.jsonl"
-
-    def control_path(self, name: str) -> Path:
-        return self.root / name / "control.json"
+        return self.pod_dir(name) / "state"
 
     def poll(self) -> list[tuple[str, int]]:
         return []
