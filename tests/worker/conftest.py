@@ -24,7 +24,7 @@ from workloads.worker.trace import read_trace
 # Tests run with --import-mode=importlib: the helper module beside this file is put on the
 # path explicitly (as tests/checker does).
 sys.path.insert(0, str(Path(__file__).parent))
-from worker_io import Producer, Topics, create_topics
+from worker_io import Producer, Topics, create_topics, outputs
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION_TIMEOUT_MS = 3000  # the test broker allows 1 s; short failovers keep tests fast
@@ -111,6 +111,11 @@ def wait_until(fn: Callable[[], Any], timeout: float = 60, what: str = "conditio
             return v
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def drain(bootstrap: str, topics: Topics, n: int) -> Any:
+    """Wait (90 s at most) until the output topic holds `n` records."""
+    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
 
 
 @pytest.fixture

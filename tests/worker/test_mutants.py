@@ -4,7 +4,7 @@ committed output shows the anomaly, without it the same scenario is correct."""
 from __future__ import annotations
 
 import pytest
-from conftest import wait_until
+from conftest import drain, wait_until
 from kafka import KafkaConsumer, TopicPartition
 from worker_io import inputs, outputs, verdict
 
@@ -21,10 +21,6 @@ def log_end(bootstrap: str, topic: str) -> int:
         return sum(c.end_offsets([TopicPartition(topic, 0)]).values())
     finally:
         c.close()
-
-
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
 
 
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "offsets-outside-txn"])

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import wait_until
+from conftest import drain
 from worker_io import inputs, outputs, verdict
 
 from workloads.ledger.contract import STORES, account_name
@@ -32,10 +32,6 @@ def ev(pod, name):  # events of one kind for task 0_0 since the pod's last start
     return [
         e for e in pod.events(since_start=True) if e["event"] == name and e.get("task") == "0_0"
     ]
-
-
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
 
 
 def test_wiped_store_is_rebuilt_exactly(kafka_bootstrap, topics_factory, producer_factory, pods):

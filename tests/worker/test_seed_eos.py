@@ -5,7 +5,7 @@ the mechanism and the committed output the symptom, without it the same run is c
 from __future__ import annotations
 
 import pytest
-from conftest import wait_until
+from conftest import drain, wait_until
 from kafka import KafkaAdminClient, TopicPartition
 from worker_io import inputs, outputs, verdict
 
@@ -18,10 +18,6 @@ ACCOUNTS = [account_name(i) for i in range(8)]
 
 def sst_files(d):
     return len(list(d.glob("*.sst")))
-
-
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
 
 
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "KAFKA-20685"])

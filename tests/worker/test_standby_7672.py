@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from conftest import wait_until
+from conftest import drain
 from worker_io import accounts_for_partitions, inputs, outputs, verdict
 
 from workloads.ledger.contract import account_name
 
 pytestmark = pytest.mark.kafka
 ACCOUNTS = [account_name(i) for i in range(16)]
-
-
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
 
 
 def is_(event, **kw):
