@@ -156,3 +156,11 @@ def producer_factory(kafka_bootstrap: str) -> Iterator[Callable[[Topics], Produc
     finally:
         for p in made:
             p.close()
+
+
+@pytest.fixture
+def one_partition(topics_factory: Callable[[int], Topics],
+                  producer_factory: Callable[[Topics], Producer]) -> tuple[Topics, Producer]:
+    """A test's own topics, one partition each, and a producer of events into them."""
+    topics = topics_factory(1)
+    return topics, producer_factory(topics)

@@ -22,10 +22,9 @@ def sst_files(d):
 
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "KAFKA-20685"])
 def test_kafka_20685_stale_checkpoint_after_sigkill(
-    bug, kafka_bootstrap, topics_factory, producer_factory, pods
+    bug, kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     bugs = ("KAFKA-20685",) if bug else ()
     small = ("--write-buffer-bytes", "8192")
     # 1. a normal run and a clean stop: the changelog is non-empty, a checkpoint exists
@@ -72,10 +71,9 @@ def test_kafka_20685_stale_checkpoint_after_sigkill(
 
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "KIP-406"])
 def test_global_invalid_offset_rebuild_or_death(
-    bug, kafka_bootstrap, topics_factory, producer_factory, pods
+    bug, kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     bugs = ("KIP-406",) if bug else ()
     for a in ACCOUNTS:
         prod.account(a, 1)

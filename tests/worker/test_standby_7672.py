@@ -16,9 +16,8 @@ def is_(event, **kw):
     return lambda e: e["event"] == event and all(e.get(k) == v for k, v in kw.items())
 
 
-def test_standby_copy_is_used_by_failover(kafka_bootstrap, topics_factory, producer_factory, pods):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+def test_standby_copy_is_used_by_failover(kafka_bootstrap, one_partition, pods):
+    t, prod = one_partition
     a = pods(t, "pod-a", standbys=1).start()
     a.wait_for(is_("task-running", task="0_0"), what="active on pod-a")
     b = pods(t, "pod-b", standbys=1).start()
