@@ -19,7 +19,7 @@ class Scenario:
     name: str  # its profile's name: `kchaos run --profile NAME`
     plan: Callable[[Builder], ProfileSettings]  # adds its steps; returns the run settings
     # The Python worker's switches it is aimed at (workloads/worker/bugs.py): the nightly
-    # runs the profile with them (to be caught) and without (the fixed worker: valid). None
+    # runs the profile with them (to be caught) and without (the fixed worker: valid). Empty
     # for a scenario aimed at Kafka Streams' releases (`sut`), whose bugs are in the release.
     switches: tuple[str, ...]
     order: int  # its place among the scenarios (the golden plans keep theirs)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS
+from faults.kinds import Need, kinds_needing
 from faults.plan import PLATFORM_KINDS
 from harness.errors import UsageError
 from harness.platforms.faultfs import require_faultfs
@@ -103,13 +103,19 @@ def platform_kinds(name: str, bootstrap: str | None = None) -> frozenset[str]:
     """The kinds of faults.plan.PLATFORM_KINDS a run on platform `name` can apply on this
     machine: what the broad profiles draw from (a missing prerequisite leaves its kinds
     out rather than failing the run; the plan records what was drawn from)."""
-    kind = PLATFORMS[name]
-    kinds = set(PLATFORM_KINDS) - kind.unsupported_faults
-    if kinds & STORAGE_FAULTS and not _met(require_faultfs):
-        kinds -= STORAGE_FAULTS
-    if kinds & NETWORK_FAULTS and not _met(lambda: _require_network(kind, bootstrap)):
-        kinds -= NETWORK_FAULTS
+    kinds = set(PLATFORM_KINDS) - PLATFORMS[name].unsupported_faults
+    for need, require in _requirements(name, bootstrap).items():
+        if kinds & kinds_needing(need) and not _met(require):
+            kinds -= kinds_needing(need)
     return frozenset(kinds)
+
+
+def _requirements(name: str, bootstrap: str | None) -> dict[Need, Callable[[], None]]:
+    """The check of each need a platform meets only on some machines (UsageError saying
+    why not): the others (the worker's hook, the ledger) are the system under test's."""
+    kind = PLATFORMS[name]
+    return {Need.STORAGE: require_faultfs,
+            Need.NETWORK: lambda: _require_network(kind, bootstrap)}
 
 
 def _met(require: Callable[[], None]) -> bool:
@@ -145,8 +151,7 @@ def require_platform(name: str, faults: Iterable[str] = (), bootstrap: str | Non
         raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: use "
                          f"{' or '.join(f'--platform {o}' for o in others) or 'no platform'}"
                          ", or a profile without it")
-    if kinds & STORAGE_FAULTS:
-        require_faultfs()
-    if kinds & NETWORK_FAULTS:
-        _require_network(kind, bootstrap)
+    for need, require in _requirements(name, bootstrap).items():
+        if kinds & kinds_needing(need):
+            require()
     PARTS[name].preflight()
