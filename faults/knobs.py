@@ -49,6 +49,9 @@ ALOS_COMMIT_MS: tuple[int, ...] = (100, 1000, 5000, 30_000)
 # coordinator (which looks every second on kchaos' brokers) aborts most transactions, a
 # configuration in which nothing ever commits. The draw keeps twice the interval.
 TXN_OVER_COMMIT = 2
+# Pairs Kafka Streams sets with one setting, drawn as one value (`draw`): the same ranges.
+POLL_RECORDS: tuple[int, ...] = (1, 10, 100, 1000)
+CLEANER_MS: tuple[int, ...] = (1000, 10_000, 60_000, 600_000)
 
 KNOBS: tuple[Knob, ...] = (
     Knob("guarantee", (EXACTLY_ONCE_V2, AT_LEAST_ONCE),
@@ -76,16 +79,16 @@ KNOBS: tuple[Knob, ...] = (
     Knob("write_buffer_bytes", (8 * KIB, 64 * KIB, 1 * MIB, 16 * MIB),
          "16 MiB: Kafka Streams' RocksDB write_buffer_size; 8 KiB and 64 KiB: kchaos' small "
          "buffers that make memtables flush inside a transaction"),
-    Knob("max_poll_records", (1, 10, 100, 1000),
+    Knob("max_poll_records", POLL_RECORDS,
          "1000: Kafka Streams' max.poll.records; 1: one record a poll (slow processing); "
          "500, the consumer's default, is every undrawn run's already"),
-    Knob("restore_max_poll_records", (1, 10, 100, 1000),
+    Knob("restore_max_poll_records", POLL_RECORDS,
          "the same value as max_poll_records (Kafka Streams' setting bounds its restore "
          "consumer too): a restoration of a changelog longer than one poll"),
-    Knob("cleaner_delay_ms", (1000, 10_000, 60_000, 600_000),
+    Knob("cleaner_delay_ms", CLEANER_MS,
          "600 s: Kafka Streams' state.cleanup.delay.ms (never within a run); 1 s to 60 s: "
          "the cleaner deletes a task's directory it left during the run"),
-    Knob("cleaner_interval_ms", (1000, 10_000, 60_000, 600_000),
+    Knob("cleaner_interval_ms", CLEANER_MS,
          "the cleanup delay (Kafka Streams runs its cleaner at that period)"),
     Knob("rate", (50.0, 100.0, 200.0, 300.0),
          "events per second: 100 is the default; 300 is the targeted profiles' (a memtable "

@@ -45,8 +45,9 @@ def read_checkpoint(path: Path) -> Offsets | None:
     return offsets
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+def fsync_path(path: Path) -> None:
+    """fsync a directory (its entries durable) or a file, by its path."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -64,7 +65,7 @@ def make_dirs_durable(directory: Path) -> None:
         d = d.parent
     directory.mkdir(parents=True, exist_ok=True)
     for d in reversed(created):
-        _fsync_dir(d.parent)
+        fsync_path(d.parent)
 
 
 def write_checkpoint(path: Path, offsets: Offsets) -> None:
@@ -79,7 +80,7 @@ def write_checkpoint(path: Path, offsets: Offsets) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_path(path.parent)
 
 
 def delete_checkpoint(path: Path, durable: bool = True) -> bool:
@@ -90,5 +91,5 @@ def delete_checkpoint(path: Path, durable: bool = True) -> bool:
     except FileNotFoundError:
         return False
     if durable:
-        _fsync_dir(path.parent)
+        fsync_path(path.parent)
     return True
