@@ -19,8 +19,7 @@ from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
 # `SPARE_STAY_MAX_S_8187` s from its start; the next starts a period after it. A join
 # that comes during the leave's rebalance (pod-0's slowed revocation takes 6-8 s) is one
 # rebalance with it, and the sticky assignor deals the newcomer what the leaver had and
-# pod-0 the same tasks again: 2.2.1 seed 2 (each spare started when the one before left)
-# and seed 1 (28 s apart), four and five cycles, two distinct deals on pod-0 each.
+# pod-0 the same tasks again (docs/releases.md, KAFKA-8187's profiles).
 SPARE_CYCLES_8187 = 4
 SPARE_PERIOD_S_8187 = 32.0
 # The period counted in pod-1's commits (it runs unslowed, 2 threads: 3.5 a second when
