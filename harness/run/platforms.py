@@ -24,6 +24,9 @@ class PlatformKind:
     # network, or nowhere (then they are in unsupported_faults).
     network: Literal["netns", "engine", "none"] = "none"
     brokers_need_java: bool = False  # its brokers are JVMs on this machine
+    # Its pods need a Docker engine (the check itself is its preflight, harness.platforms'
+    # PARTS; the settings read this to refuse what runs only on this machine's tree).
+    needs_engine: bool = False
 
 
 PLATFORMS: dict[str, PlatformKind] = {kind.name: kind for kind in (
@@ -32,6 +35,6 @@ PLATFORMS: dict[str, PlatformKind] = {kind.name: kind for kind in (
     # No tc on the containers' links yet, no fault filesystem under the engine's volumes.
     PlatformKind("docker", "containers",
                  unsupported_faults=frozenset({"netem"}) | STORAGE_FAULTS,
-                 network="engine"),
+                 network="engine", needs_engine=True),
 )}
 DEFAULT_PLATFORM = "local"

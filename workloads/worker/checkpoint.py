@@ -45,9 +45,8 @@ def read_checkpoint(path: Path) -> Offsets | None:
     return offsets
 
 
-def fsync_path(path: Path) -> None:
-    """fsync a directory (its entries durable) or a file, by its path."""
-    fd = os.open(path, os.O_RDONLY)
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -65,7 +64,7 @@ def make_dirs_durable(directory: Path) -> None:
         d = d.parent
     directory.mkdir(parents=True, exist_ok=True)
     for d in reversed(created):
-        fsync_path(d.parent)
+        _fsync_dir(d.parent)
 
 
 def write_checkpoint(path: Path, offsets: Offsets) -> None:
@@ -80,7 +79,7 @@ def write_checkpoint(path: Path, offsets: Offsets) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    fsync_path(path.parent)
+    _fsync_dir(path.parent)
 
 
 def delete_checkpoint(path: Path, durable: bool = True) -> bool:
@@ -91,5 +90,5 @@ def delete_checkpoint(path: Path, durable: bool = True) -> bool:
     except FileNotFoundError:
         return False
     if durable:
-        fsync_path(path.parent)
+        _fsync_dir(path.parent)
     return True
