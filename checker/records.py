@@ -21,8 +21,8 @@ def _opt_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def input_row(rec: ConsumerRecord) -> dict[str, Any]:
-    v = json.loads(rec.value)
+def _event_row(rec: ConsumerRecord, v: dict[str, Any]) -> dict[str, Any]:
+    """Where the record is and the event it carries: what input and output rows share."""
     return {
         "partition": rec.partition,
         "offset": rec.offset,
@@ -33,15 +33,14 @@ def input_row(rec: ConsumerRecord) -> dict[str, Any]:
     }
 
 
+def input_row(rec: ConsumerRecord) -> dict[str, Any]:
+    return _event_row(rec, json.loads(rec.value))
+
+
 def output_row(rec: ConsumerRecord) -> dict[str, Any]:
     v = json.loads(rec.value)
     return {
-        "partition": rec.partition,
-        "offset": rec.offset,
-        "timestamp_ms": rec.timestamp,
-        "event_id": str(v["event_id"]),
-        "account": str(v["account"]),
-        "amount": int(v["amount"]),
+        **_event_row(rec, v),
         "balance": int(v["balance"]),
         "in_partition": int(v["partition"]),
         "in_offset": int(v["offset"]),

@@ -52,6 +52,14 @@ class Builder:
     def r(self, low: float, high: float) -> float:
         return round(self.rng.uniform(low, high), 1)
 
+    def window(self, before_end_s: float) -> tuple[float, float]:
+        """A targeted window that opens 4-4.5 s into the load phase and closes
+        `before_end_s` before its end (a second after it opens at the least): when it
+        opens, and how long it lasts (a step's timeout in it)."""
+        opens = self.r(4.0, 4.5)
+        closes = max(self.time_limit_s - before_end_s, opens + 1.0)
+        return opens, round(closes - opens, 1)
+
 
 def crash_after_flush_in_txn(b: Builder, fault: str) -> ProfileSettings:
     """`fault` (kill or power-loss) on pod-0 whenever a memtable flush has persisted writes

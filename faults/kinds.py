@@ -1,5 +1,6 @@
-"""The fault kinds: each applies to its target and heals (docs/architecture.md: adding a
-fault kind).
+"""The fault kinds: each one value (`FaultKind`: how it applies and heals, what it
+targets, its typed parameters, what it needs beyond pods and brokers), all in `FAULT_KINDS`
+(docs/architecture.md: adding a fault kind). What they act through is faults/context.py.
 
 Faults act on pods from the outside (signals, volumes, the control file, broker admin
 calls, the run's network, the fault filesystem under the volumes); the only help they take
@@ -9,21 +10,22 @@ from the worker is the control file's checkpoint delay.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 from common.files import write_atomically
-from faults.model import Step
+from faults.context import Brokers, FaultContext, Storage
 from faults.params import (
-    STEP_PARAMS,
     DelayCheckpointParams,
     IoDelayParams,
     IoErrorParams,
     KillParams,
     MoveParams,
     NetemParams,
+    NoParams,
     P,
     Params,
     ScaleOutParams,
@@ -33,74 +35,21 @@ from faults.params import (
 from faults.platform import Platform
 
 
-class Brokers(Protocol):
-    def stop_broker(self, node_id: int) -> None: ...
-    def kill_broker(self, node_id: int) -> None: ...
-    def restart_broker(self, node_id: int) -> None: ...
+class Step(Protocol):
+    """What a kind reads of a plan's step (faults.model.Step, which checks its parameters
+    against the kind's: the model imports the kinds, not the other way round)."""
 
+    @property
+    def id(self) -> int: ...
 
-class Network(Protocol):
-    """The run's network, where a platform has one a pod or broker can be cut off from."""
+    @property
+    def fault(self) -> str: ...
 
-    def disconnect(self, target: str) -> None:
-        """Cut `target` (pod-N or broker-N) off: it reaches nobody, nobody reaches it."""
-        ...
+    @property
+    def target(self) -> str: ...
 
-    def reconnect(self, target: str) -> None: ...
-
-
-class Storage(Protocol):
-    """The pods' volumes on the fault filesystem (faults/faultfs), where a platform has it."""
-
-    def power_loss(self, pod: str) -> dict[str, Any]:
-        """The pod is down: drop what its volume holds that was never made durable."""
-        ...
-
-    def set_io_rules(self, pod: str, rules: list[dict[str, Any]]) -> None:
-        """Delay/fail rules (faults.faultfs.rules.Rule as JSON) of the pod's volume."""
-        ...
-
-
-class Links(Protocol):
-    """The links of the run's network, where a platform can slow them down (tc netem)."""
-
-    def degrade(self, target: str, delay_ms: int, jitter_ms: int, loss_pct: float
-                ) -> dict[str, Any]:
-        """Delay (each direction, with jitter) and lose packets on `target`'s link;
-        returns what was applied."""
-        ...
-
-    def restore(self, target: str) -> None: ...
-
-
-class GlobalTopic(Protocol):
-    """The accounts (global) topic, as the nemesis may disturb it."""
-
-    def end_offset(self) -> int: ...
-    def republish(self) -> int:
-        """Write every account again (a new version); returns how many."""
-        ...
-    def delete_before(self, offset: int) -> None: ...
-
-
-class Group(Protocol):
-    """The application's consumer group, as a deliberate scale-in leaves it."""
-
-    def leave(self, pod: str) -> list[str]:
-        """Remove the pod's static members at once; returns their instance ids."""
-        ...
-
-
-@dataclass
-class FaultContext:
-    platform: Platform
-    brokers: Brokers | None
-    global_topic: GlobalTopic | None
-    application_id: str
-    network: Network | None = None
-    links: Links | None = None
-    storage: Storage | None = None
-    group: Group | None = None
+    @property
+    def params(self) -> Mapping[str, Any]: ...
 
 
 Details = dict[str, Any]
@@ -148,24 +97,18 @@ def _kill(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
-def _stop(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.stop_pod(step.target)
-    return {}
+def _on_pod(act: Callable[[Platform, str], None]) -> Callable[[FaultContext, Step], Details]:
+    """A fault (or heal) that does one thing to the step's pod and has nothing to say."""
+    def action(ctx: FaultContext, step: Step) -> Details:
+        act(ctx.platform, step.target)
+        return {}
+    return action
 
 
-def _start(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.start_pod(step.target)
-    return {}
-
-
-def _pause(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.pause_pod(step.target)
-    return {}
-
-
-def _resume(ctx: FaultContext, step: Step) -> Details:
-    ctx.platform.resume_pod(step.target)
-    return {}
+_stop = _on_pod(lambda platform, pod: platform.stop_pod(pod))
+_start = _on_pod(lambda platform, pod: platform.start_pod(pod))
+_pause = _on_pod(lambda platform, pod: platform.pause_pod(pod))
+_resume = _on_pod(lambda platform, pod: platform.resume_pod(pod))
 
 
 def _move(ctx: FaultContext, step: Step) -> Details:
@@ -222,8 +165,7 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
     restart the pod. Its checkpoint + 1 is then an invalid offset. With `live`, the pod is
     paused instead of killed and resumed after: its running global consumer's position is
     then the invalid offset, and it rebuilds while the stream threads run."""
-    if ctx.global_topic is None:
-        raise RuntimeError("truncate-global needs the accounts topic")
+    topic = ctx.need(ctx.global_topic, step.fault, "the accounts topic")
     live = _args(TruncateGlobalParams, step).live
     if live:  # the running pod's global consumer is left behind the cut, not its checkpoint
         ctx.platform.pause_pod(step.target)
@@ -232,10 +174,10 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
         # Keep it down until the topic is cut (a killed pod comes back by restart policy).
         ctx.platform.stop_pod(step.target)
     checkpoint = read_global_checkpoint(ctx.platform.volume(step.target), ctx.application_id)
-    ctx.global_topic.republish()
-    cut = ctx.global_topic.end_offset()
-    republished = ctx.global_topic.republish()
-    ctx.global_topic.delete_before(cut)
+    topic.republish()
+    cut = topic.end_offset()
+    republished = topic.republish()
+    topic.delete_before(cut)
     if live:
         ctx.platform.resume_pod(step.target)
     else:
@@ -244,41 +186,37 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
             "live": live}
 
 
+def _brokers(ctx: FaultContext, step: Step) -> Brokers:
+    return ctx.need(ctx.brokers, step.fault, "brokers the run started")
+
+
 def _kill_broker(ctx: FaultContext, step: Step) -> Details:
-    assert ctx.brokers is not None, "broker faults need the local cluster"
-    ctx.brokers.kill_broker(_broker_id(step))
+    _brokers(ctx, step).kill_broker(_broker_id(step))
     return {}
 
 
 def _stop_broker(ctx: FaultContext, step: Step) -> Details:
-    assert ctx.brokers is not None, "broker faults need the local cluster"
-    ctx.brokers.stop_broker(_broker_id(step))
+    _brokers(ctx, step).stop_broker(_broker_id(step))
     return {}
 
 
 def _restart_broker(ctx: FaultContext, step: Step) -> Details:
-    assert ctx.brokers is not None, "broker faults need the local cluster"
-    ctx.brokers.restart_broker(_broker_id(step))
+    _brokers(ctx, step).restart_broker(_broker_id(step))
     return {}
 
 
 def _partition(ctx: FaultContext, step: Step) -> Details:
-    if ctx.network is None:
-        raise RuntimeError("partition needs a platform with a run network")
-    ctx.network.disconnect(step.target)
+    ctx.need(ctx.network, step.fault, "a platform with a run network").disconnect(step.target)
     return {}
 
 
 def _heal_partition(ctx: FaultContext, step: Step) -> Details:
-    assert ctx.network is not None
-    ctx.network.reconnect(step.target)
+    ctx.need(ctx.network, step.fault, "a platform with a run network").reconnect(step.target)
     return {}
 
 
 def _storage(ctx: FaultContext, fault: str) -> Storage:
-    if ctx.storage is None:
-        raise RuntimeError(f"{fault} needs the fault filesystem (--platform local, fuse3)")
-    return ctx.storage
+    return ctx.need(ctx.storage, fault, "the fault filesystem (--platform local, fuse3)")
 
 
 def _power_loss(ctx: FaultContext, step: Step) -> Details:
@@ -313,15 +251,13 @@ def _io_heal(ctx: FaultContext, step: Step) -> Details:
 
 
 def _netem(ctx: FaultContext, step: Step) -> Details:
-    if ctx.links is None:
-        raise RuntimeError("netem needs a platform with a run network (--platform local)")
+    links = ctx.need(ctx.links, step.fault, "a platform with a run network (--platform local)")
     args = _args(NetemParams, step)
-    return ctx.links.degrade(step.target, args.delay_ms, args.jitter_ms, args.loss_pct)
+    return links.degrade(step.target, args.delay_ms, args.jitter_ms, args.loss_pct)
 
 
 def _heal_netem(ctx: FaultContext, step: Step) -> Details:
-    assert ctx.links is not None
-    ctx.links.restore(step.target)
+    ctx.need(ctx.links, step.fault, "a platform with a run network").restore(step.target)
     return {}
 
 
@@ -332,58 +268,89 @@ def _nothing(ctx: FaultContext, step: Step) -> Details:
 Action = Callable[[FaultContext, Step], Details]
 
 
+class Target(StrEnum):
+    """What a kind's steps name as their target."""
+
+    POD = "pod"
+    NEW_POD = "new-pod"  # a pod the fault creates (scale-out)
+    BROKER = "broker"
+    POD_OR_BROKER = "pod-or-broker"
+
+
+class Need(StrEnum):
+    """What a kind needs beyond a platform's pods and brokers: platforms and systems under
+    test that lack it refuse it, and the broad profiles leave it out."""
+
+    NETWORK = "network"
+    STORAGE = "storage"
+    WORKER_HOOK = "worker-hook"
+    LEDGER = "ledger"
+
+    @property
+    def description(self) -> str:
+        return NEEDS[self]
+
+
+NEEDS: dict[Need, str] = {
+    Need.NETWORK: "the run's own network (on local: namespaces, a bridge, veths)",
+    Need.STORAGE: "the pods' volumes on the fault filesystem (faults/faultfs)",
+    Need.WORKER_HOOK: "the control file the Python worker reads (a hook inside the process)",
+    Need.LEDGER: "the ledger's topics (the accounts topic)",
+}
+
+
 @dataclass(frozen=True)
 class FaultKind:
     name: str
     apply: Action
     heal: Action
-    targets: str  # "pod", "new-pod", "broker" or "pod-or-broker"
+    targets: Target
+    # The parameters its steps may carry (names, types, defaults: a frozen dataclass of
+    # faults/params.py), checked when a step is made; apply and heal read them with `_args`.
+    params: type[Params] = NoParams
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
-    # What it needs beyond a platform's pods and brokers (NEEDS): platforms and systems
-    # under test that lack it refuse it, and the broad profiles leave it out.
-    needs: str | None = None
-
-    @property
-    def params(self) -> type[Params]:
-        """The parameters its steps may carry (names, types, defaults: faults.params,
-        `STEP_PARAMS`), checked when a step is made; apply and heal read them with `_args`."""
-        return STEP_PARAMS[self.name]
+    needs: Need | None = None
 
 
 FAULT_KINDS: dict[str, FaultKind] = {
     k.name: k
     for k in (
-        FaultKind("kill", _kill, _start, "pod"),
-        FaultKind("stop", _stop, _start, "pod"),
-        FaultKind("pause", _pause, _resume, "pod"),
-        FaultKind("move", _move, _nothing, "pod", instant=True),
-        FaultKind("scale-out", _scale_out, _scale_in, "new-pod"),
-        FaultKind("scale-in", _scale_in, _start, "pod"),
-        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, "pod",
-                  needs="worker-hook"),
-        FaultKind("truncate-global", _truncate_global, _nothing, "pod", instant=True,
-                  needs="ledger"),
-        FaultKind("kill-broker", _kill_broker, _restart_broker, "broker"),
-        FaultKind("stop-broker", _stop_broker, _restart_broker, "broker"),
-        FaultKind("partition", _partition, _heal_partition, "pod-or-broker", needs="network"),
+        FaultKind("kill", _kill, _start, Target.POD, KillParams),
+        FaultKind("stop", _stop, _start, Target.POD),
+        FaultKind("pause", _pause, _resume, Target.POD),
+        FaultKind("move", _move, _nothing, Target.POD, MoveParams, instant=True),
+        FaultKind("scale-out", _scale_out, _scale_in, Target.NEW_POD, ScaleOutParams),
+        FaultKind("scale-in", _scale_in, _start, Target.POD),
+        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, Target.POD,
+                  DelayCheckpointParams, needs=Need.WORKER_HOOK),
+        FaultKind("truncate-global", _truncate_global, _nothing, Target.POD,
+                  TruncateGlobalParams, instant=True, needs=Need.LEDGER),
+        FaultKind("kill-broker", _kill_broker, _restart_broker, Target.BROKER),
+        FaultKind("stop-broker", _stop_broker, _restart_broker, Target.BROKER),
+        FaultKind("partition", _partition, _heal_partition, Target.POD_OR_BROKER,
+                  needs=Need.NETWORK),
         # Storage (the fault filesystem, --platform local): see faults/faultfs.
-        FaultKind("power-loss", _power_loss, _start, "pod", needs="storage"),
-        FaultKind("io-delay", _io_delay, _io_heal, "pod", needs="storage"),
-        FaultKind("io-error", _io_error, _io_heal, "pod", needs="storage"),
-        FaultKind("netem", _netem, _heal_netem, "pod-or-broker", needs="network"),
+        FaultKind("power-loss", _power_loss, _start, Target.POD, needs=Need.STORAGE),
+        FaultKind("io-delay", _io_delay, _io_heal, Target.POD, IoDelayParams,
+                  needs=Need.STORAGE),
+        FaultKind("io-error", _io_error, _io_heal, Target.POD, IoErrorParams,
+                  needs=Need.STORAGE),
+        FaultKind("netem", _netem, _heal_netem, Target.POD_OR_BROKER, NetemParams,
+                  needs=Need.NETWORK),
     )
 }
-NEEDS = {
-    "network": "the run's own network (on local: namespaces, a bridge, veths)",
-    "storage": "the pods' volumes on the fault filesystem (faults/faultfs)",
-    "worker-hook": "the control file the Python worker reads (a hook inside the process)",
-    "ledger": "the ledger's topics (the accounts topic)",
-}
 
 
-def kinds_needing(need: str) -> frozenset[str]:
+def kinds_needing(need: Need) -> frozenset[str]:
     return frozenset(k.name for k in FAULT_KINDS.values() if k.needs == need)
 
 
-NETWORK_FAULTS = kinds_needing("network")
-STORAGE_FAULTS = kinds_needing("storage")
+NETWORK_FAULTS = kinds_needing(Need.NETWORK)
+STORAGE_FAULTS = kinds_needing(Need.STORAGE)
+
+
+def check_step(kind: str, raw: object, where: str) -> None:
+    """ParamError (one line) if a step of `kind` carries parameters the kind does not
+    declare, or of the wrong type; an unknown kind is the plan loader's to name."""
+    if kind in FAULT_KINDS:
+        parse(FAULT_KINDS[kind].params, raw, kind, where)

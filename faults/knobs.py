@@ -22,25 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from faults.params import ProfileSettings
+from faults.plan import REGISTRY
 
 EXACTLY_ONCE_V2 = "exactly_once_v2"
 AT_LEAST_ONCE = "at_least_once"
-
-# The profiles that draw. `all` is the bag built to reach every coverage class; the other
-# generic mixes of faults/plan.py that draw are those whose faults are not sized to one
-# setting and whose seeds no bug switch depends on: `checkpoint` (checkpoint delays,
-# stops, scale-out/in, kills), `global` (truncations), `broker` (broker kills and stops),
-# `power-loss` and `storage` (the fault filesystem). Not drawn:
-# - the targeted profiles (KAFKA-*, the mutants' windows): each sets the settings its
-#   window needs (one thread, one partition, an 8 s transaction, ...);
-# - `none`: the baseline a system under test must pass, and the throughput figure;
-# - `kill` and `move`: the nightly's mutant cells run in them (offsets-outside-txn,
-#   restore-read-uncommitted, dedup-not-logged, checkpoint-without-flush): a drawn
-#   at-least-once or a 45 s session would hide a mutant on some seeds, and `kill`'s
-#   pause (8-12 s) is sized "past the session timeout" of 10 s;
-# - `partition` and `network`: a pod is cut off 4-12 s, "past its session timeout"
-#   (10 s), which is what those profiles are for.
-BROAD_PROFILES = frozenset({"all", "checkpoint", "global", "broker", "power-loss", "storage"})
 
 Value = int | float | str
 
@@ -64,6 +49,9 @@ ALOS_COMMIT_MS: tuple[int, ...] = (100, 1000, 5000, 30_000)
 # coordinator (which looks every second on kchaos' brokers) aborts most transactions, a
 # configuration in which nothing ever commits. The draw keeps twice the interval.
 TXN_OVER_COMMIT = 2
+# Pairs Kafka Streams sets with one setting, drawn as one value (`draw`): the same ranges.
+POLL_RECORDS: tuple[int, ...] = (1, 10, 100, 1000)
+CLEANER_MS: tuple[int, ...] = (1000, 10_000, 60_000, 600_000)
 
 KNOBS: tuple[Knob, ...] = (
     Knob("guarantee", (EXACTLY_ONCE_V2, AT_LEAST_ONCE),
@@ -91,16 +79,16 @@ KNOBS: tuple[Knob, ...] = (
     Knob("write_buffer_bytes", (8 * KIB, 64 * KIB, 1 * MIB, 16 * MIB),
          "16 MiB: Kafka Streams' RocksDB write_buffer_size; 8 KiB and 64 KiB: kchaos' small "
          "buffers that make memtables flush inside a transaction"),
-    Knob("max_poll_records", (1, 10, 100, 1000),
+    Knob("max_poll_records", POLL_RECORDS,
          "1000: Kafka Streams' max.poll.records; 1: one record a poll (slow processing); "
          "500, the consumer's default, is every undrawn run's already"),
-    Knob("restore_max_poll_records", (1, 10, 100, 1000),
+    Knob("restore_max_poll_records", POLL_RECORDS,
          "the same value as max_poll_records (Kafka Streams' setting bounds its restore "
          "consumer too): a restoration of a changelog longer than one poll"),
-    Knob("cleaner_delay_ms", (1000, 10_000, 60_000, 600_000),
+    Knob("cleaner_delay_ms", CLEANER_MS,
          "600 s: Kafka Streams' state.cleanup.delay.ms (never within a run); 1 s to 60 s: "
          "the cleaner deletes a task's directory it left during the run"),
-    Knob("cleaner_interval_ms", (1000, 10_000, 60_000, 600_000),
+    Knob("cleaner_interval_ms", CLEANER_MS,
          "the cleanup delay (Kafka Streams runs its cleaner at that period)"),
     Knob("rate", (50.0, 100.0, 200.0, 300.0),
          "events per second: 100 is the default; 300 is the targeted profiles' (a memtable "
@@ -110,7 +98,10 @@ BY_NAME: Mapping[str, Knob] = {k.name: k for k in KNOBS}
 
 
 def draws(profile: str) -> bool:
-    return profile in BROAD_PROFILES
+    """Whether `profile` draws the knobs (its `draws_knobs`; which do and why:
+    faults/mixes.py)."""
+    chosen = REGISTRY.get(profile)
+    return chosen is not None and chosen.draws_knobs
 
 
 def draw(seed: int, profile: str) -> ProfileSettings:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from faults.kinds import check_step
 from faults.params import ProfileSettings as ProfileSettings  # for faults.plan
 from faults.params import check_settings as check_settings
-from faults.params import check_step
 
 # Conditions a trigger can wait for, observed from a pod's trace and volume (the step's
 # target, or the trigger's `pod`); `contended` and `cleaned` from every pod's trace, since
@@ -72,7 +72,7 @@ class Step:
     target: str
     trigger: Trigger
     # As plan.json has them; the kind declares their names, types and defaults
-    # (faults.params.STEP_PARAMS) and reads them typed.
+    # (faults.kinds: `FaultKind.params`) and reads them typed.
     params: dict[str, Any] = field(default_factory=dict)
     heal_after_s: float | None = None  # None: the fault heals itself or at the end of load
     # Instead of heal_after_s: heal when this trigger fires, its `at_s` counted from the

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.kinds import FAULT_KINDS, FaultContext
+from faults.context import FaultContext
+from faults.kinds import FAULT_KINDS
 from faults.model import Plan, Step, Trigger
 from faults.observe import TraceWatcher
 

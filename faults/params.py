@@ -1,9 +1,10 @@
 """Typed parameters, declared once with their types and defaults and checked when a plan is
 made or loaded: the run settings a profile may set (`ProfileSettings`, for faults/plan.py)
 and each fault kind's step parameters (a frozen dataclass per kind, `FaultKind.params` in
-faults/kinds.py). A misspelt or mistyped key is refused in one line that names it, where
-it was and the valid keys; before, it was dropped or read as its default, and the run
-went on without a word (a misspelt `keep_volume` kept the volume)."""
+faults/kinds.py, which checks a step against it: `check_step`). A misspelt or mistyped key
+is refused in one line that names it, where it was and the valid keys; before, it was
+dropped or read as its default, and the run went on without a word (a misspelt
+`keep_volume` kept the volume)."""
 
 from __future__ import annotations
 
@@ -212,32 +213,3 @@ class NetemParams:
     delay_ms: int = 0  # each direction
     jitter_ms: int = 0
     loss_pct: float = 0.0
-
-
-# Every fault kind's parameters, by kind (faults/kinds.py has one entry per kind here):
-# faults.model checks a step against it when the step is made (a plan drawn, loaded or
-# built by hand), without importing the kinds (they import the model).
-STEP_PARAMS: dict[str, type[Params]] = {
-    "kill": KillParams,
-    "stop": NoParams,
-    "pause": NoParams,
-    "move": MoveParams,
-    "scale-out": ScaleOutParams,
-    "scale-in": NoParams,
-    "delay-checkpoint": DelayCheckpointParams,
-    "truncate-global": TruncateGlobalParams,
-    "kill-broker": NoParams,
-    "stop-broker": NoParams,
-    "partition": NoParams,
-    "power-loss": NoParams,
-    "io-delay": IoDelayParams,
-    "io-error": IoErrorParams,
-    "netem": NetemParams,
-}
-
-
-def check_step(kind: str, raw: object, where: str) -> None:
-    """ParamError (one line) if a step of `kind` carries parameters the kind does not
-    declare, or of the wrong type; an unknown kind is the plan loader's to name."""
-    if kind in STEP_PARAMS:
-        parse(STEP_PARAMS[kind], raw, kind, where)

@@ -51,7 +51,7 @@ def _kafka_fetch(args: argparse.Namespace) -> int:
 
 def _clean(args: argparse.Namespace) -> int:
     from harness.console import out
-    from harness.platforms.local_network import clean_networks
+    from harness.platforms import PARTS
     from harness.procs import clean, run_folders
 
     missing = [str(f) for f in args.run_dir if not f.is_dir()]
@@ -63,9 +63,9 @@ def _clean(args: argparse.Namespace) -> int:
     for record in stopped:
         out.print(f"stopped {record.name} (pid {record.pid})")
     out.print(f"{len(stopped)} process(es) stopped")
-    removed = clean_networks(folders)  # after the processes inside them
-    if removed:
-        out.print(f"removed the run networks' {', '.join(removed)}")
+    for parts in PARTS.values():  # what each platform left, after the processes
+        for line in parts.clean(folders):
+            out.print(line)
     return 0
 
 
@@ -288,7 +288,7 @@ def build_parser() -> Parser:
     serve.set_defaults(handler=_serve)
 
     clean = commands.add_parser(
-        "clean", help="stop processes (and remove run networks) a crashed harness left"
+        "clean", help="stop processes, networks and containers a crashed harness left"
     )
     clean.add_argument("run_dir", type=Path, nargs="*",
                        help="only these run folders (default: every one in the results folder)")

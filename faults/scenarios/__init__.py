@@ -1,7 +1,8 @@
 """Scenarios: one module each (`SCENARIO = Scenario(...)`, scenario.py), found here by
 name. A new one is its module and the switch it aims at (workloads/worker/bugs.py): the
 profile, the nightly's cells (`scenarios: true` in a matrix) and CI's detection tests
-follow from it."""
+follow from it. Those aimed at Kafka Streams' releases (`sut` kstreams) have no switch,
+hence no cells and no CI gate."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def _found() -> dict[str, Scenario]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         scenarios.append(module.SCENARIO)
-    return {s.profile: s for s in sorted(scenarios, key=lambda s: s.order)}
+    return {s.name: s for s in sorted(scenarios, key=lambda s: s.order)}
 
 
 SCENARIOS: dict[str, Scenario] = _found()

@@ -48,9 +48,7 @@ def plan(b: Builder) -> ProfileSettings:
     b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
     # Killed 16 s before the load phase ends at the latest: the failover (10 s later) must
     # come well before the end restarts them.
-    slow_at = b.r(4.0, 4.5)
-    deadline = max(b.time_limit_s - 16.0, slow_at + 1.0)
-    until_deadline = round(deadline - slow_at, 1)
+    slow_at, until_deadline = b.window(before_end_s=16.0)
     # The standbys pod-1's join gave pod-0 must read their changelogs for a while before
     # the delay: the offsets a forgotten standby hands over must not be empty (an empty
     # stale checkpoint is harmless). pod-1 joins in ~2 s as a process, 9-12 s as a

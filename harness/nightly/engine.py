@@ -9,7 +9,7 @@ import dataclasses
 
 from harness.errors import UsageError
 from harness.nightly.matrix import Cell, Matrix
-from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
+from harness.run.platforms import DEFAULT_PLATFORM
 
 
 def platform_of(cell: Cell, matrix: Matrix) -> str:
@@ -19,15 +19,18 @@ def platform_of(cell: Cell, matrix: Matrix) -> str:
 
 
 def without_docker_cells_if_no_engine(matrix: Matrix) -> tuple[Matrix, list[Cell], str]:
-    """The matrix to run, the docker cells left out, and why (empty when none are)."""
-    docker = [c for c in matrix.cells if PLATFORMS[platform_of(c, matrix)].needs_engine]
-    if not docker:
-        return matrix, [], ""
-    from harness.platforms.docker_engine import require_engine
+    """The matrix to run, the cells left out and why (empty when none are): those whose
+    platform's preflight (harness.platforms.PARTS) fails here, docker's without an engine."""
+    from harness.platforms import PARTS
 
-    try:
-        require_engine()
-    except UsageError as exc:
-        kept = tuple(c for c in matrix.cells if c not in docker)
-        return dataclasses.replace(matrix, cells=kept), docker, str(exc)
-    return matrix, [], ""
+    why: dict[str, str] = {}
+    for name in sorted({platform_of(c, matrix) for c in matrix.cells}):
+        try:
+            PARTS[name].preflight()
+        except UsageError as exc:
+            why[name] = str(exc)
+    left_out = [c for c in matrix.cells if platform_of(c, matrix) in why]
+    if not left_out:
+        return matrix, [], ""
+    kept = tuple(c for c in matrix.cells if c not in left_out)
+    return dataclasses.replace(matrix, cells=kept), left_out, "; ".join(why.values())

@@ -1,6 +1,8 @@
 """Where pods and brokers run: `local` processes (default), `docker` containers. Each is a
-module here with an `open_*` function (PlacementRequest -> Placement, placement.py),
-named with what it needs and can do in harness/run/platforms.py.
+module here with an `open_*` function (PlacementRequest -> Placement, placement.py), named
+with what it needs and can do in harness/run/platforms.py, and its parts in `PARTS`: that
+function, the check that it can run on this machine, and the clean-up of what a crashed
+run of it left (`kchaos clean`).
 
 `open_platform` starts the brokers (unless the run attaches to a given bootstrap) and
 returns the platform for the pods, the brokers' controls for the nemesis, the bootstrap
@@ -9,11 +11,11 @@ the harness uses, and a teardown for what it started.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS
+from faults.kinds import Need, kinds_needing
 from faults.plan import PLATFORM_KINDS
 from harness.errors import UsageError
 from harness.platforms.faultfs import require_faultfs
@@ -22,8 +24,62 @@ from harness.procs import ProcessRegistry
 from harness.run.platforms import PLATFORMS, PlatformKind
 from harness.sut.base import PodSettings, SystemUnderTest
 
-__all__ = ["Placement", "PlacementRequest", "open_platform", "platform_kinds",
-           "require_platform"]
+__all__ = ["PARTS", "Placement", "PlacementRequest", "PlatformParts", "open_platform",
+           "platform_kinds", "require_platform"]
+
+
+@dataclass(frozen=True)
+class PlatformParts:
+    """A platform in code (what it can do is harness/run/platforms.py's data). Each part
+    imports its module only when called: the docker SDK, the network namespaces."""
+
+    open: Callable[[PlacementRequest], Placement]  # starts a run's brokers and pods
+    preflight: Callable[[], None]  # UsageError (one line) when it cannot run here
+    # What crashed runs of it left (run folders given), for `kchaos clean`: a line each.
+    clean: Callable[[Sequence[Path]], list[str]]
+
+
+def _open_local(request: PlacementRequest) -> Placement:
+    from harness.platforms.local import open_local
+
+    return open_local(request)
+
+
+def _clean_local(folders: Sequence[Path]) -> list[str]:
+    from harness.platforms.local_network import clean_networks
+
+    removed = clean_networks(folders)  # `kchaos clean` stopped the processes inside first
+    return [f"removed the run networks' {', '.join(removed)}"] if removed else []
+
+
+def _open_docker(request: PlacementRequest) -> Placement:
+    from harness.platforms.docker import open_docker
+
+    return open_docker(request)
+
+
+def _engine() -> None:
+    from harness.platforms.docker_engine import require_engine
+
+    require_engine()
+
+
+def _clean_docker(folders: Sequence[Path]) -> list[str]:
+    from harness.platforms.docker_engine import clean_runs
+
+    removed = clean_runs({folder.name for folder in folders})
+    return [f"removed the runs' containers, volumes and networks {', '.join(removed)}"
+            ] if removed else []
+
+
+def _nothing() -> None:
+    return None
+
+
+PARTS: dict[str, PlatformParts] = {
+    "local": PlatformParts(_open_local, _nothing, _clean_local),
+    "docker": PlatformParts(_open_docker, _engine, _clean_docker),
+}
 
 
 def open_platform(
@@ -40,22 +96,26 @@ def open_platform(
     request = PlacementRequest(run_dir, registry, sut, settings, nodes, brokers, bootstrap,
                                own_network, storage_faults,
                                kafka_version or pinned_kafka_version())
-    module, _, function = PLATFORMS[name].implementation.partition(":")
-    placement: Placement = getattr(importlib.import_module(module), function)(request)
-    return placement
+    return PARTS[name].open(request)
 
 
 def platform_kinds(name: str, bootstrap: str | None = None) -> frozenset[str]:
     """The kinds of faults.plan.PLATFORM_KINDS a run on platform `name` can apply on this
     machine: what the broad profiles draw from (a missing prerequisite leaves its kinds
     out rather than failing the run; the plan records what was drawn from)."""
-    kind = PLATFORMS[name]
-    kinds = set(PLATFORM_KINDS) - kind.unsupported_faults
-    if kinds & STORAGE_FAULTS and not _met(require_faultfs):
-        kinds -= STORAGE_FAULTS
-    if kinds & NETWORK_FAULTS and not _met(lambda: _require_network(kind, bootstrap)):
-        kinds -= NETWORK_FAULTS
+    kinds = set(PLATFORM_KINDS) - PLATFORMS[name].unsupported_faults
+    for need, require in _requirements(name, bootstrap).items():
+        if kinds & kinds_needing(need) and not _met(require):
+            kinds -= kinds_needing(need)
     return frozenset(kinds)
+
+
+def _requirements(name: str, bootstrap: str | None) -> dict[Need, Callable[[], None]]:
+    """The check of each need a platform meets only on some machines (UsageError saying
+    why not): the others (the worker's hook, the ledger) are the system under test's."""
+    kind = PLATFORMS[name]
+    return {Need.STORAGE: require_faultfs,
+            Need.NETWORK: lambda: _require_network(kind, bootstrap)}
 
 
 def _met(require: Callable[[], None]) -> bool:
@@ -91,11 +151,7 @@ def require_platform(name: str, faults: Iterable[str] = (), bootstrap: str | Non
         raise UsageError(f"--platform {name} cannot apply {', '.join(refused)}: use "
                          f"{' or '.join(f'--platform {o}' for o in others) or 'no platform'}"
                          ", or a profile without it")
-    if kinds & STORAGE_FAULTS:
-        require_faultfs()
-    if kinds & NETWORK_FAULTS:
-        _require_network(kind, bootstrap)
-    if kind.needs_engine:
-        from harness.platforms.docker_engine import require_engine
-
-        require_engine()
+    for need, require in _requirements(name, bootstrap).items():
+        if kinds & kinds_needing(need):
+            require()
+    PARTS[name].preflight()

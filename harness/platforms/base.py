@@ -51,6 +51,19 @@ class PodInventory:
     def control_path(self, name: str) -> Path:
         return self.pod_dir(name) / CONTROL_FILE
 
+    def add_pod(self, name: str, node: str) -> Pod:
+        """Create a pod with an empty volume on `node` and start it."""
+        pod = self._new_pod(name, node)
+        self._new_volume(name)
+        self.start_pod(name)
+        return pod
+
+    def _new_volume(self, name: str) -> None:
+        raise NotImplementedError  # each platform makes its own (a folder, a named volume)
+
+    def start_pod(self, name: str) -> None:
+        raise NotImplementedError  # each platform starts its own processes or containers
+
     def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
         raise NotImplementedError  # each platform stops its own processes or containers
 

@@ -37,9 +37,10 @@ from harness.kafka.jars import kafka_version
 from harness.platforms import docker_engine as engine
 from harness.platforms import docker_images as images
 from harness.platforms import docker_specs as specs
-from harness.platforms.base import LOG_FILE, Pod, PodInventory
+from harness.platforms.base import LOG_FILE, PodInventory
 from harness.platforms.docker_engine import cleanup_run, require_engine
 from harness.platforms.docker_images import ensure_kafka_image, ensure_worker_image
+from harness.platforms.docker_network import DockerNetwork
 from harness.platforms.docker_specs import (
     CONTAINER_PATHS,
     kafka_container_spec,
@@ -208,11 +209,8 @@ class DockerPlatform(PodInventory):
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def add_pod(self, name: str, node: str) -> Pod:
-        pod = self._new_pod(name, node)
-        self._generation[name] = 0
-        self.start_pod(name)
-        return pod
+    def _new_volume(self, name: str) -> None:
+        self._generation[name] = 0  # its first named volume (a move without it: the next)
 
     def start_pod(self, name: str) -> None:
         with self._lock:
@@ -366,8 +364,6 @@ class DockerPlatform(PodInventory):
 
 def open_docker(request: PlacementRequest) -> Placement:
     """Brokers and pods as containers on a network of the run (docker_network.py cuts it)."""
-    from harness.platforms.docker_network import DockerNetwork
-
     run_dir = request.run_dir
     kafka = DockerKafka(run_dir, run_dir.name, request.brokers, version=request.kafka_version)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import docker
@@ -59,18 +60,40 @@ def remove_network_if_idle(client: docker.DockerClient, name: str) -> None:
         client.networks.get(name).remove()
 
 
-def cleanup_run(client: docker.DockerClient, run_id: str, volumes: bool = True) -> None:
+def cleanup_run(client: docker.DockerClient, run_id: str, volumes: bool = True) -> list[str]:
     """Remove every container, (optionally) volume and network labelled with the run:
-    what a crashed harness left behind."""
+    what a crashed harness left behind. Returns their names."""
     found: dict[str, str | list[str] | bool] = {"label": f"{specs.LABEL_RUN}={run_id}"}
+    removed = []
     for container in client.containers.list(all=True, filters=found):
         container.remove(force=True, v=True)
+        removed.append(str(container.name))
     if volumes:
         for volume in client.volumes.list(filters=found):
             volume.remove(force=True)
+            removed.append(str(volume.name))
     for network in client.networks.list(filters=found):
         with contextlib.suppress(APIError):  # still in use by something that is not ours
             network.remove()
+            removed.append(str(network.name))
+    return removed
+
+
+def clean_runs(run_ids: Iterable[str]) -> list[str]:
+    """`kchaos clean`: the containers, volumes and networks these runs left (each labelled
+    with its run, docker_specs.LABEL_RUN); none where no engine answers (then nothing of
+    theirs is running either)."""
+    try:
+        client = docker.from_env(timeout=PING_TIMEOUT_S)
+    except (DockerException, OSError):
+        return []
+    try:
+        client.ping()
+        return [name for run_id in sorted(run_ids) for name in cleanup_run(client, run_id)]
+    except (DockerException, OSError):
+        return []
+    finally:
+        client.close()
 
 
 def wait_exit(container: Any, timeout_s: float) -> int:

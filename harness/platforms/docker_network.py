@@ -6,22 +6,31 @@ included), and healed by connecting it again under the same name."""
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import docker
 from docker.errors import NotFound
 
 from harness.errors import UsageError
 
-if TYPE_CHECKING:
-    from harness.platforms.docker import DockerKafka, DockerPlatform
+
+class PodContainers(Protocol):
+    """Where a pod's container is found (harness/platforms/docker.py's DockerPlatform)."""
+
+    def pod_container(self, name: str) -> Any | None: ...
+
+
+class BrokerContainers(Protocol):
+    """Where a broker's container is found (docker.py's DockerKafka)."""
+
+    def broker_container(self, node_id: int) -> Any: ...
 
 
 class DockerNetwork:
-    """faults.kinds.Network over the run's network; targets `pod-N` or `broker-N`."""
+    """faults.context.Network over the run's network; targets `pod-N` or `broker-N`."""
 
     def __init__(self, client: docker.DockerClient, name: str,
-                 platform: DockerPlatform | None = None, kafka: DockerKafka | None = None
+                 platform: PodContainers | None = None, kafka: BrokerContainers | None = None
                  ) -> None:
         self.client, self.name = client, name
         self.platform, self.kafka = platform, kafka

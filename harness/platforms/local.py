@@ -18,7 +18,7 @@ import psutil
 from common.waiting import wait_until
 from harness.errors import HarnessError
 from harness.kafka.cluster import KafkaCluster, NodeNetwork
-from harness.platforms.base import LOG_FILE, Pod, PodInventory
+from harness.platforms.base import LOG_FILE, PodInventory
 from harness.platforms.faultfs import FaultFsMounts
 from harness.platforms.placement import Placement, PlacementRequest
 from harness.procs import ProcessRegistry
@@ -52,11 +52,8 @@ class LocalPlatform(PodInventory):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def add_pod(self, name: str, node: str) -> Pod:
-        pod = self._new_pod(name, node)
+    def _new_volume(self, name: str) -> None:
         self.volume(name).mkdir(parents=True, exist_ok=True)
-        self.start_pod(name)
-        return pod
 
     def start_pod(self, name: str) -> None:
         with self._lock:
@@ -81,7 +78,7 @@ class LocalPlatform(PodInventory):
             return self.volume(name)
         return self.faultfs.mount(name, self.volume(name), self.pod_dir(name) / "faultfs.log")
 
-    # -- the storage faults (faults.kinds.Storage): the pod is down when they act -------
+    # -- the storage faults (faults.context.Storage): the pod is down when they act -------
 
     def power_loss(self, name: str) -> dict[str, object]:
         if self.faultfs is None:

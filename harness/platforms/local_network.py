@@ -6,7 +6,7 @@ network namespace `kchaos-<tag>-<member>`, joined to the bridge by a veth pair w
 end is `kc<tag><b1|p0..>`. Brokers listen and advertise on their namespace's address and
 the harness reaches them through the bridge; the namespaces have no route anywhere else.
 
-Faults (faults.kinds.Network and Links):
+Faults (faults.context.Network and Links):
 - partition: the member's host end is set down: it reaches nobody, nobody reaches it
   (unsent segments wait in TCP, as behind a pulled cable); heal sets it up. A pod's
   namespace outlives its processes: a pod restarted while cut off stays cut off.
@@ -108,7 +108,7 @@ class RunNetwork:
             self._delayers.clear()
             remove(self._state)
 
-    # -- faults (faults.kinds.Network, faults.kinds.Links) ------------------------------
+    # -- faults (faults.context.Network, faults.context.Links) ------------------------------
 
     def disconnect(self, target: str) -> None:
         nl.ip("link", "set", self._member(target)["veth"], "down")

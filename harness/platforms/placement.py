@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from faults.kinds import Brokers, Links, Network, Storage
+from faults.context import Brokers, FaultContext, GlobalTopic, Group, Links, Network, Storage
 from faults.platform import Platform
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodSettings, SystemUnderTest
@@ -37,3 +37,13 @@ class Placement:
     network: Network | None = None
     links: Links | None = None
     storage: Storage | None = None
+
+    def fault_context(self, pods: Platform, application_id: str,
+                      global_topic: GlobalTopic | None, group: Group | None) -> FaultContext:
+        """What the nemesis acts through: this placement's capabilities (those it lacks are
+        None: a plan that needs one was refused before the run), its pods as the run
+        drives them (`pods`: the platform under the run's restart policy), the workload's
+        topic and the run's group."""
+        return FaultContext(platform=pods, application_id=application_id,
+                            brokers=self.brokers, network=self.network, links=self.links,
+                            storage=self.storage, global_topic=global_topic, group=group)

@@ -16,7 +16,7 @@ BUMP_PERIOD_S = 2.0
 
 
 class AccountsTopic:
-    """Implements `faults.kinds.GlobalTopic`."""
+    """Implements `faults.context.GlobalTopic`."""
 
     def __init__(self, bootstrap: str, history: History, accounts: int, seed: int) -> None:
         self.bootstrap = bootstrap

@@ -17,7 +17,7 @@ from typing import Any
 
 from faults import knobs
 from faults.params import ParamError, ProfileSettings
-from faults.plan import PROFILES, profile_config
+from faults.plan import PROFILES, REGISTRY, profile_config
 from harness.errors import UsageError
 from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
@@ -245,13 +245,15 @@ _check_profile_settings()
 
 
 def validate(config: RunConfig) -> RunConfig:
+    min_brokers = REGISTRY[config.profile].min_brokers if config.profile in REGISTRY else 1
     checks = [
         (config.time_limit_s >= 10, "--time-limit must be at least 10 seconds"),
         (config.pods >= 1, "--pods must be at least 1"),
         (config.threads >= 1, "--threads must be at least 1"),
         (0 <= config.standbys < max(config.pods, 1) + 1, "--standbys must be 0..pods"),
         (config.brokers in (1, 3), "--brokers must be 1 or 3"),
-        (config.profile != "broker" or config.brokers == 3, "--profile broker needs --brokers 3"),
+        (config.brokers >= min_brokers,
+         f"--profile {config.profile} needs --brokers {min_brokers}"),
         (config.rate > 0, "--rate must be positive"),
         (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
         (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),

@@ -18,12 +18,11 @@ from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict, exit_code
 from common.waiting import wait_until
-from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS, FaultContext
-from faults.model import Plan
+from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS
+from faults.model import Plan, pod_name
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
 from faults.plan import plan as draw_plan
-from faults.plan import pod_name
 from faults.platform import Platform
 from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History
@@ -232,9 +231,9 @@ class Run:
         assert self.platform is not None
         c = self.config
         assert self.placement is not None
-        ctx = FaultContext(self.platform, self.placement.brokers, self.workload.global_topic,
-                           c.application_id, self.placement.network, self.placement.links,
-                           self.placement.storage, GroupMembers(bootstrap, c.application_id))
+        ctx = self.placement.fault_context(self.platform, c.application_id,
+                                           self.workload.global_topic,
+                                           GroupMembers(bootstrap, c.application_id))
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         self._launch_check_spark()
         client = self.workload.load(bootstrap)

@@ -1,10 +1,10 @@
 """The systems under test kchaos knows, and what each one offers.
 
 Pure data, read by the run's settings (which options a SUT takes), the CLI's help, the
-workload's choice, the reports (whose runs have an expected verdict) and bisect: a new SUT
-is its module in harness/sut/ and one entry here, nothing else. `implementation` names the
-class that `open_sut` (harness/sut) imports when a run needs it: the settings cannot import
-the SUTs, which are built from them.
+workload's choice, the reports (whose runs have an expected verdict) and bisect. A new SUT
+is its module in harness/sut/, one entry here and its loader in `harness.sut.LOADERS`
+(typed: mypy checks the class against `SystemUnderTest`): the settings cannot import the
+SUTs, which are built from them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class SutKind:
     name: str
-    implementation: str  # "module:Class" implementing harness.sut.base.SystemUnderTest
     summary: str  # a few words for --help
     bug_switches: bool = False  # takes --bugs (the Python worker's switches): its runs
     # without any are expected valid, so a red one is a false alarm
@@ -27,12 +26,11 @@ class SutKind:
 
 
 SUT_KINDS: dict[str, SutKind] = {kind.name: kind for kind in (
-    SutKind("python", "harness.sut.python:PythonWorker", "kchaos's Python worker",
+    SutKind("python", "kchaos's Python worker",
             bug_switches=True),
-    SutKind("kstreams", "harness.sut.kstreams:KafkaStreamsApp",
-            "the ledger app on Apache Kafka Streams", releases=True, ledger_oracle=True,
+    SutKind("kstreams", "the ledger app on Apache Kafka Streams", releases=True, ledger_oracle=True,
             bisect=True, needs_java=True),
-    SutKind("app", "harness.sut.app:UserApp", "your own Kafka Streams app",
+    SutKind("app", "your own Kafka Streams app",
             releases=True, user_app=True, needs_java=True),
 )}
 DEFAULT_SUT = "python"
@@ -41,7 +39,7 @@ DEFAULT_SUT = "python"
 def sut_kind(name: str) -> SutKind:
     """The kind of a recorded run's SUT; an unknown name (a run of a newer kchaos) is
     treated as offering nothing."""
-    return SUT_KINDS.get(name) or SutKind(name, "", name)
+    return SUT_KINDS.get(name) or SutKind(name, name)
 
 
 def names_with(capability: str) -> str:

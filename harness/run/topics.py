@@ -176,7 +176,7 @@ def remove_pod_members(bootstrap: str, group: str, pod: str) -> list[str]:
 
 
 class GroupMembers:
-    """faults.kinds.Group for the run's application."""
+    """faults.context.Group for the run's application."""
 
     def __init__(self, bootstrap: str, group: str) -> None:
         self.bootstrap, self.group = bootstrap, group

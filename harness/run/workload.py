@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from checker.collect import CollectFigures, RawTopics, collect
 from checker.oracle.reference import OracleSettings
-from faults.kinds import GlobalTopic
+from faults.context import GlobalTopic
 from harness.app.spec import InputSpec
 from harness.app.traffic import AppLoad
 from harness.errors import UsageError

@@ -1,24 +1,43 @@
 """Systems under test: what runs in the pods. Each is a module here implementing
-`SystemUnderTest` (base.py), named with what it offers in harness/run/suts.py; `open_sut`
-builds a run's from its settings."""
+`SystemUnderTest` (base.py), named with what it offers in harness/run/suts.py and loaded by
+its entry in `LOADERS`; `open_sut` builds a run's from its settings."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from harness.run.suts import SUT_KINDS
+from harness.run.config import RunConfig
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest, refuse_plan
 
-if TYPE_CHECKING:
-    from harness.run.config import RunConfig
+__all__ = ["LOADERS", "PodPaths", "PodSettings", "SystemUnderTest", "open_sut", "refuse_plan"]
 
-__all__ = ["PodPaths", "PodSettings", "SystemUnderTest", "open_sut", "refuse_plan"]
+
+# Each loader imports its class only when a run needs it (the Kafka Streams SUTs bring the
+# Maven and app-build machinery along); typed, so mypy checks each against the protocol.
+def _python() -> type[SystemUnderTest]:
+    from harness.sut.python import PythonWorker
+
+    return PythonWorker
+
+
+def _kstreams() -> type[SystemUnderTest]:
+    from harness.sut.kstreams import KafkaStreamsApp
+
+    return KafkaStreamsApp
+
+
+def _app() -> type[SystemUnderTest]:
+    from harness.sut.app import UserApp
+
+    return UserApp
+
+
+LOADERS: dict[str, Callable[[], type[SystemUnderTest]]] = {
+    "python": _python, "kstreams": _kstreams, "app": _app,
+}
 
 
 def open_sut(config: RunConfig) -> SystemUnderTest:
     """The run's SUT, from its settings (validate() has checked the name and which options
     it takes); UsageError for what only the SUT can judge (a release, an app)."""
-    module, _, name = SUT_KINDS[config.sut].implementation.partition(":")
-    sut: SystemUnderTest = getattr(importlib.import_module(module), name).from_config(config)
-    return sut
+    return LOADERS[config.sut]().from_config(config)

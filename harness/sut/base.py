@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal, Protocol
 
-from faults.kinds import FAULT_KINDS, NEEDS
+from faults.kinds import FAULT_KINDS
 from faults.model import Plan
 from harness.errors import UsageError
 from harness.run.config import RunConfig
@@ -141,9 +141,9 @@ class SystemUnderTest(Protocol):
 
 def refused_for(lacks: Mapping[str, str]) -> dict[str, str]:
     """The fault kinds a SUT refuses, each with its reason: those that need what it lacks
-    (`lacks`: a need of faults.kinds.NEEDS -> why this SUT has none). A new kind with such a
-    need is refused without a word here."""
-    return {kind.name: f"it needs {NEEDS[need]}; {lacks[need]}"
+    (`lacks`: a `faults.kinds.Need`'s value -> why this SUT has none). A new kind with such
+    a need is refused without a word here."""
+    return {kind.name: f"it needs {need.description}; {lacks[need]}"
             for kind in FAULT_KINDS.values() if (need := kind.needs) is not None and need in lacks}
 
 

@@ -191,22 +191,19 @@ def test_active_elsewhere_without_a_standby_is_no_promotion() -> None:
 # -- moves ------------------------------------------------------------------------------
 
 
-def test_move_without_volume_restores_fully() -> None:
+@pytest.mark.parametrize(("keep_volume", "checkpoint", "restored", "reached", "not_reached"), [
+    (False, None, 100, "move-full-restore", "move-checkpoint-reuse"),  # restores fully
+    (True, 99, 3, "move-checkpoint-reuse", "move-full-restore"),  # reuses the checkpoint
+])
+def test_a_move_restores_fully_or_reuses_its_checkpoint(
+        keep_volume: bool, checkpoint: int | None, restored: int, reached: str,
+        not_reached: str) -> None:
     events = [ev(1, "pod-0", 10, "txn-commit"),
-              ev(4, "pod-0", 11, "task-init", task="0_0", kind="active", checkpoint=None),
-              ev(5, "pod-0", 11, "restore-end", task="0_0", restored=100)]
-    f = facts(events, [op(3, "move", "pod-0", keep_volume=False)])
-    assert count("move-full-restore", f) == 1
-    assert count("move-checkpoint-reuse", f) == 0
-
-
-def test_move_with_volume_reuses_the_checkpoint() -> None:
-    events = [ev(1, "pod-0", 10, "txn-commit"),
-              ev(4, "pod-0", 11, "task-init", task="0_0", kind="active", checkpoint=99),
-              ev(5, "pod-0", 11, "restore-end", task="0_0", restored=3)]
-    f = facts(events, [op(3, "move", "pod-0", keep_volume=True)])
-    assert count("move-checkpoint-reuse", f) == 1
-    assert count("move-full-restore", f) == 0
+              ev(4, "pod-0", 11, "task-init", task="0_0", kind="active", checkpoint=checkpoint),
+              ev(5, "pod-0", 11, "restore-end", task="0_0", restored=restored)]
+    f = facts(events, [op(3, "move", "pod-0", keep_volume=keep_volume)])
+    assert count(reached, f) == 1
+    assert count(not_reached, f) == 0
 
 
 def test_move_with_volume_but_no_checkpoint_is_not_a_reuse() -> None:

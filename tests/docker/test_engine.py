@@ -7,7 +7,6 @@ the project's dependencies); later runs reuse it until the sources change."""
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -17,6 +16,7 @@ from typing import Any
 import docker
 import pytest
 
+from common.waiting import wait_until
 from harness.kafka.cluster import describe_brokers
 from harness.kafka.jars import kafka_version
 from harness.platforms.docker import (
@@ -37,12 +37,8 @@ APP = "ledger-app"
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+    if not wait_until(condition, timeout_s):
+        raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
 def trace(p: DockerPlatform, pod: str) -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from faults.kinds import FAULT_KINDS, FaultContext
+from faults.context import FaultContext
+from faults.kinds import FAULT_KINDS
 from faults.model import Step, Trigger
 from faults.plan import plan
 from harness.errors import UsageError
@@ -35,7 +36,7 @@ def step(target: str) -> Step:
 
 def test_partition_cuts_and_heals_through_the_network() -> None:
     network = RecordingNetwork()
-    ctx = FaultContext(None, None, None, "app", network)  # type: ignore[arg-type]
+    ctx = FaultContext(platform=None, application_id="app", network=network)  # type: ignore[arg-type]
     kind = FAULT_KINDS["partition"]
     kind.apply(ctx, step("pod-1"))
     kind.heal(ctx, step("pod-1"))
@@ -46,7 +47,7 @@ def test_partition_cuts_and_heals_through_the_network() -> None:
 
 
 def test_partition_without_a_network_fails_its_step() -> None:
-    ctx = FaultContext(None, None, None, "app")  # type: ignore[arg-type]
+    ctx = FaultContext(platform=None, application_id="app")  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="a platform with a run network"):
         FAULT_KINDS["partition"].apply(ctx, step("pod-0"))
 

@@ -104,11 +104,17 @@ def test_kill_of_a_paused_pod_is_still_sigkill(tmp_path: Path, fake: FakeClient)
     assert p.pod("pod-0").exit_codes == [137]
 
 
-def test_move_with_volume_keeps_it(tmp_path: Path, fake: FakeClient) -> None:
+def _pod_with_state(tmp_path: Path, fake: FakeClient) -> tuple[DockerPlatform, Path]:
+    """pod-0 on node-0, a marker file in its volume; the platform and that volume."""
     p = platform(tmp_path, fake)
     p.add_pod("pod-0", "node-0")
-    before = p.volume("pod-0")
-    (before / "marker").write_text("state")
+    volume = p.volume("pod-0")
+    (volume / "marker").write_text("state")
+    return p, volume
+
+
+def test_move_with_volume_keeps_it(tmp_path: Path, fake: FakeClient) -> None:
+    p, before = _pod_with_state(tmp_path, fake)
     p.move_pod("pod-0", "node-2", keep_volume=True)
     first, second = fake.containers.started
     assert ("stop", 30, "running") in first.calls  # stopped gracefully, then moved
@@ -118,10 +124,7 @@ def test_move_with_volume_keeps_it(tmp_path: Path, fake: FakeClient) -> None:
 
 
 def test_move_without_volume_starts_empty(tmp_path: Path, fake: FakeClient) -> None:
-    p = platform(tmp_path, fake)
-    p.add_pod("pod-0", "node-0")
-    before = p.volume("pod-0")
-    (before / "marker").write_text("state")
+    p, before = _pod_with_state(tmp_path, fake)
     p.move_pod("pod-0", "node-1", keep_volume=False)
     after = p.volume("pod-0")
     assert after != before and not any(after.iterdir())

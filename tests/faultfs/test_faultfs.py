@@ -11,16 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.faultfs.mounting import Mounted, mount
+from workloads.worker.checkpoint import _fsync_dir as fsync_path  # a file's, here
 
 pytestmark = [pytest.mark.fuse, pytest.mark.needs("fusermount3")]
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write(path: Path, data: bytes, sync: bool) -> None:
@@ -58,11 +51,11 @@ def test_times_are_the_files_own(faultfs: Mounted) -> None:
 def test_power_loss_keeps_fsynced_data_and_drops_the_rest(faultfs: Mounted) -> None:
     m = faultfs.mnt
     _write(m / "synced", b"kept", sync=True)
-    _fsync_path(m)
+    fsync_path(m)
     with open(m / "synced", "ab") as f:
         f.write(b" and lost")  # appended, never fsynced
     _write(m / "unsynced", b"lost", sync=False)
-    _fsync_path(m)  # the name is durable, its data is not
+    fsync_path(m)  # the name is durable, its data is not
     (m / "newdir").mkdir()
     _write(m / "newdir" / "f", b"x", sync=True)  # newdir itself is not durable
     assert faultfs.ask(cmd="status")["pending"]["files"] >= 2
@@ -79,7 +72,7 @@ def test_power_loss_keeps_fsynced_data_and_drops_the_rest(faultfs: Mounted) -> N
 def test_rename_without_directory_fsync_is_undone(faultfs: Mounted) -> None:
     m = faultfs.mnt
     _write(m / "ckpt", b"old", sync=True)
-    _fsync_path(m)
+    fsync_path(m)
     _write(m / "ckpt.tmp", b"new", sync=True)
     os.replace(m / "ckpt.tmp", m / "ckpt")  # no directory fsync: not durable
     os.unlink(m / "ckpt")  # nor this
@@ -92,7 +85,7 @@ def test_durable_rename_survives(faultfs: Mounted) -> None:
     m = faultfs.mnt
     _write(m / "ckpt.tmp", b"new", sync=True)
     os.replace(m / "ckpt.tmp", m / "ckpt")
-    _fsync_path(m)
+    fsync_path(m)
     faultfs.power_loss()
     assert os.listdir(faultfs.backing) == ["ckpt"]
     assert (faultfs.backing / "ckpt").read_bytes() == b"new"

@@ -13,7 +13,9 @@ import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 
-from faults.kinds import FAULT_KINDS, FaultContext
+from common.waiting import wait_until
+from faults.context import FaultContext
+from faults.kinds import FAULT_KINDS
 from faults.model import Step, Trigger
 from faults.observe import TraceWatcher
 from harness.platforms.local import LocalPlatform
@@ -53,7 +55,7 @@ class Fleet:
         )
         self.platform = LocalPlatform(run_dir, self.registry, PythonWorker(), worker, node_count=2)
         self.watcher = TraceWatcher(self.platform, self.app)
-        self.ctx = FaultContext(self.platform, None, None, self.app,
+        self.ctx = FaultContext(platform=self.platform, application_id=self.app,
                                 group=GroupMembers(bootstrap, self.app))
         self.sent = 0
 
@@ -71,12 +73,8 @@ class Fleet:
                 if e.get("event") == name and (pid is None or e.get("pid") == pid)]
 
     def wait_for(self, what: str, predicate: Any, timeout_s: float = 90) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if predicate():
-                return
-            time.sleep(0.3)
-        raise AssertionError(f"timed out waiting for {what}")
+        if not wait_until(predicate, timeout_s, interval_s=0.3):
+            raise AssertionError(f"timed out waiting for {what}")
 
     def wait_running(self, pod: str) -> int:
         pid = self.platform.pod(pod).pid

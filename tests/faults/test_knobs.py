@@ -15,14 +15,15 @@ from hypothesis import strategies as st
 
 from faults import knobs
 from faults.params import ProfileSettings
-from faults.plan import PROFILES, plan
+from faults.plan import PROFILES, REGISTRY, plan
 from harness.errors import UsageError
 from harness.run.config import RunConfig, knob_default, profile_settings, resolve, undrawn
 from harness.sut.base import ONLY_WHEN_SET, PodPaths, PodSettings
 from workloads.worker.config import parse_args
 
 seeds = st.integers(min_value=0, max_value=2**31)
-broad = st.sampled_from(sorted(knobs.BROAD_PROFILES))
+BROAD = frozenset(name for name, p in REGISTRY.items() if p.draws_knobs)
+broad = st.sampled_from(sorted(BROAD))
 PATHS = PodPaths("/v/state", "/p/trace.jsonl", "/p/control.json")
 
 
@@ -37,7 +38,7 @@ def test_every_knob_is_a_run_setting_a_profile_may_set() -> None:
         assert knob.name in run_fields and knob.name in settable, knob.name
         assert knob.values and knob.why
         assert knob.name not in ("pods", "brokers", "time_limit_s")  # the plan's inputs
-    assert set(PROFILES) >= knobs.BROAD_PROFILES
+    assert {"all", "checkpoint", "global", "broker", "power-loss", "storage"} == BROAD
 
 
 @given(seeds, broad)
@@ -76,7 +77,7 @@ def test_the_knobs_stream_is_not_the_plans() -> None:
         "cleaner_delay_ms": 600000, "cleaner_interval_ms": 600000, "rate": 200.0}
 
 
-@given(seeds, st.sampled_from(sorted(set(PROFILES) - knobs.BROAD_PROFILES)))
+@given(seeds, st.sampled_from(sorted(set(PROFILES) - BROAD)))
 @settings(max_examples=100, deadline=None)
 def test_other_profiles_draw_nothing_and_run_as_before(seed: int, profile: str) -> None:
     assert knobs.draw(seed, profile) == {}

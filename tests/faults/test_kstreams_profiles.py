@@ -1,6 +1,6 @@
-"""The kstreams-targeted profiles (faults/kstreams_profiles.py): pure functions of the seed,
-registered after every other profile, waiting only for what the Kafka Streams app traces,
-and taking no fault the kstreams SUT refuses."""
+"""The scenarios aimed at Kafka Streams' releases (faults/scenarios/*_kstreams.py): pure
+functions of the seed, registered after every other profile, waiting only for what the
+Kafka Streams app traces, and taking no fault the kstreams SUT refuses."""
 
 from __future__ import annotations
 
@@ -9,18 +9,19 @@ import json
 import pytest
 from golden_plans import GOLDEN_FILE
 
-from faults.kstreams_profiles import (
-    KSTREAMS_TARGETED,
+from faults.plan import PROFILES, REGISTRY, plan, profile_config
+from faults.scenarios import SCENARIOS
+from faults.scenarios.kafka_8187_kstreams import (
     SPARE_CYCLES_8187,
     SPARE_PERIOD_COMMITS_8187,
     SPARE_PERIOD_S_8187,
     SPARE_STAY_COMMITS_8187,
     SPARE_STAY_MAX_S_8187,
 )
-from faults.plan import PROFILES, TARGETED, plan, profile_config
+from faults.scenarios.scenario import KAFKA_STREAMS
 from harness.sut.kstreams import KafkaStreamsApp
 
-NAMES = tuple(KSTREAMS_TARGETED)
+NAMES = tuple(name for name, s in SCENARIOS.items() if s.sut == KAFKA_STREAMS)
 # Conditions read from trace events the Kafka Streams app writes (workloads/kstreams*:
 # txn-commit from the commit metric, restore-end from the restore listener; the legacy app,
 # 2.1 to 2.5, also lock-failed and cleaner-delete from Kafka Streams' log lines, LogTrace.java).
@@ -30,8 +31,9 @@ LEGACY_ONLY = {"KAFKA-8187-kstreams"}  # aimed at 2.2.x: the legacy app
 
 
 def test_registered_after_every_other_profile() -> None:
+    assert NAMES == ("KAFKA-7672-kstreams", "KAFKA-8187-kstreams", "KIP-406-kstreams")
     assert PROFILES[-len(NAMES):] == NAMES
-    assert all(TARGETED[name] is KSTREAMS_TARGETED[name] for name in NAMES)
+    assert all(REGISTRY[name] is SCENARIOS[name] for name in NAMES)
 
 
 def test_the_other_profiles_plans_keep_their_golden_places() -> None:

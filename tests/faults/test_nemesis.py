@@ -7,29 +7,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from faults.kinds import FaultContext
+from faults.context import FaultContext
 from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
 from faults.platform import Pod
+from harness.platforms.base import PodInventory
 
 
-class RecordingPlatform:
+class RecordingPlatform(PodInventory):
+    """Pods on two nodes (PodInventory's bookkeeping) that record what was done to them."""
+
     name = "fake"
 
     def __init__(self, root: Path, pods: list[str]) -> None:
+        super().__init__(root, node_count=2)
         self.root = root
         self.calls: list[tuple[str, str]] = []
         self._pods = {p: Pod(p, "node-0", running=True) for p in pods}
-
-    def nodes(self) -> list[str]:
-        return ["node-0", "node-1"]
-
-    def pods(self) -> list[Pod]:
-        return list(self._pods.values())
-
-    def pod(self, name: str) -> Pod:
-        return self._pods[name]
 
     def _call(self, what: str, name: str) -> None:
         self.calls.append((what, name))
@@ -61,13 +56,7 @@ class RecordingPlatform:
         self._call("remove", name)
 
     def volume(self, name: str) -> Path:
-        return self.root / name / "state"
-
-    def trace_path(self, name: str) -> Path:
-        return self.root / name / "trace.jsonl"
-
-    def control_path(self, name: str) -> Path:
-        return self.root / name / "control.json"
+        return self.pod_dir(name) / "state"
 
     def poll(self) -> list[tuple[str, int]]:
         return []
@@ -78,7 +67,7 @@ class RecordingPlatform:
 
 def _run(plan: Plan, platform: RecordingPlatform, seconds: float) -> tuple[Nemesis, list[Any]]:
     ops: list[Any] = []
-    ctx = FaultContext(platform, None, None, "app")
+    ctx = FaultContext(platform=platform, application_id="app")
     nemesis = Nemesis(plan, ctx, TraceWatcher(platform, "app"),
                       lambda p, t, f, v: ops.append((p, t, f, v)))
     nemesis.start()
@@ -124,7 +113,7 @@ def test_condition_trigger_waits_for_the_trace_then_fires(tmp_path: Path) -> Non
     plan = Plan(1, "t", (Step(0, "kill", "pod-0", Trigger(0.0, "commits", count=2,
                                                            timeout_s=30)),))
     ops: list[Any] = []
-    nemesis = Nemesis(plan, FaultContext(platform, None, None, "app"),
+    nemesis = Nemesis(plan, FaultContext(platform=platform, application_id="app"),
                       TraceWatcher(platform, "app"), lambda *op: ops.append(op))
     nemesis.start()
     with trace.open("a") as out:
@@ -156,7 +145,7 @@ def test_a_failing_fault_is_recorded_not_raised(tmp_path: Path) -> None:
     plan = Plan(1, "t", (Step(0, "kill-broker", "broker-1", Trigger(0.0), heal_after_s=0.1),))
     nemesis, ops = _run(plan, platform, 0.5)
     assert nemesis.outcomes[0].status == "failed"
-    assert "broker faults need" in (nemesis.outcomes[0].error or "")
+    assert "kill-broker needs brokers" in (nemesis.outcomes[0].error or "")
     assert ops[0][3]["error"]
 
 

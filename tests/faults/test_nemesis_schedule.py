@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from test_nemesis import RecordingPlatform
 
-from faults.kinds import FAULT_KINDS, FaultContext
+from faults.context import FaultContext
+from faults.kinds import FAULT_KINDS
 from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis, StepOutcome
 
@@ -82,7 +83,7 @@ class NemesisSchedule(RuleBasedStateMachine):
         self.ordered = ordered
         self.nemesis = Nemesis(
             Plan(1, "schedule", plan_steps, ordered=ordered),
-            FaultContext(platform, None, None, "app"),
+            FaultContext(platform=platform, application_id="app"),
             self.conditions,  # type: ignore[arg-type]  # the watcher's one method used here
             lambda *op: self.ops.append(op),
             monotonic=self.clock.monotonic, wall_ns=self.clock.wall_ns,

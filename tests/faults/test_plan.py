@@ -6,12 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from golden_plans import GOLDEN_FILE, golden_plans, render
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import faults.scenarios
 from faults.kinds import FAULT_KINDS
 from faults.model import CONDITIONS, Plan, Trigger
 from faults.plan import PLATFORM_KINDS, PROFILES, plan
@@ -158,19 +160,54 @@ def test_a_trigger_with_an_unknown_condition_is_refused_at_load() -> None:
 
 
 def test_every_scenario_is_a_profile_aimed_at_known_switches() -> None:
-    """faults/scenarios: each module one scenario, found by name; its switches exist, its
-    profile draws its plan, and `scenarios: true` gives the nightly its two cells."""
-    from faults.plan import PROFILES, TARGETED
+    """faults/scenarios: each module one scenario, found by name; a worker's scenario aims
+    at switches that exist and `scenarios: true` gives the nightly its two cells; a
+    release's has none (no fixed worker to run it without) and no cells."""
+    from faults.plan import REGISTRY
     from faults.scenarios import SCENARIOS
+    from faults.scenarios.scenario import KAFKA_STREAMS, WORKER
     from harness.nightly import parse_matrix
     from harness.run.config import known_bugs
 
-    assert len(SCENARIOS) >= 8
-    assert [s.order for s in SCENARIOS.values()] == sorted(s.order for s in SCENARIOS.values())
+    modules = {p.stem for p in Path(faults.scenarios.__file__).parent.glob("*.py")}
+    assert len(SCENARIOS) == len(modules - {"__init__", "scenario"})
     for name, scenario in SCENARIOS.items():
-        assert name in PROFILES and TARGETED[name] is scenario.plan
-        assert scenario.switches and set(scenario.switches) <= set(known_bugs()), name
-        assert not scenario.in_ci or scenario.expected, name
+        assert REGISTRY[name] is scenario
+        assert scenario.sut in (WORKER, KAFKA_STREAMS), name
+        assert bool(scenario.switches) == (scenario.sut == WORKER), name
+        assert set(scenario.switches) <= set(known_bugs()), name
+        assert not scenario.in_ci or (scenario.expected and scenario.switches), name
     cells = parse_matrix({"seeds": [3], "scenarios": True}).cells
     assert {(c.profile, c.bugs) for c in cells} == {
-        (name, bugs) for name, s in SCENARIOS.items() for bugs in ((), s.switches)}
+        (name, bugs) for name, s in SCENARIOS.items() if s.switches
+        for bugs in ((), s.switches)}
+
+
+def test_scenarios_have_distinct_places() -> None:
+    """Their order decides where each one's profile is listed (and the golden plans'
+    order): two with the same place would be ordered by their module names instead."""
+    from faults.scenarios import SCENARIOS
+
+    orders = [s.order for s in SCENARIOS.values()]
+    assert len(set(orders)) == len(orders), sorted(orders)
+
+
+def test_every_scenarios_expected_names_a_real_check_or_coverage_class() -> None:
+    """A misspelt name in `expected` would make CI's detection test wait for an anomaly
+    no check ever reports: the switch would never be caught, and the gate never pass."""
+    from faults.scenarios import SCENARIOS
+
+    known = known_catches()
+    for name, scenario in SCENARIOS.items():
+        assert scenario.expected <= known, (name, sorted(scenario.expected - known))
+
+
+def known_catches() -> frozenset[str]:
+    from checker.checks import APP_CHECKS, CHECKS
+    from checker.coverage import CLASSES
+
+    return frozenset({*CHECKS, *APP_CHECKS, *(c.name for c in CLASSES)})
+
+
+def test_a_misspelt_expected_name_is_not_a_known_catch() -> None:
+    assert "lost-history" in known_catches() and "lost-histroy" not in known_catches()

@@ -10,8 +10,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from faults.context import FaultContext
 from faults.faultfs.control import request
-from faults.kinds import FaultContext
 from faults.observe import TraceWatcher
 from harness.platforms.faultfs import FaultFsMounts, mountpoint_of
 from harness.platforms.local import LocalPlatform
@@ -29,7 +29,8 @@ class StorageFleet(Fleet):
         self.platform = LocalPlatform(run_dir, self.registry, PythonWorker(), settings,
                                       node_count=2, faultfs=FaultFsMounts(self.registry))
         self.watcher = TraceWatcher(self.platform, self.app)
-        self.ctx = FaultContext(self.platform, None, None, self.app, storage=self.platform)
+        self.ctx = FaultContext(platform=self.platform, application_id=self.app,
+                                storage=self.platform)
 
     def mnt(self, pod: str = "pod-0") -> Path:
         return mountpoint_of(self.platform.volume(pod).resolve())

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from golden_plans import GOLDEN_FILE
 
-from faults.kinds import FAULT_KINDS
+from faults.kinds import FAULT_KINDS, Need, Target
 from faults.model import Plan, Step, Trigger
 from faults.params import (
     DelayCheckpointParams,
@@ -114,3 +114,21 @@ def test_every_profile_plan_validates() -> None:
         for seed in range(5):
             drawn = plan(seed, profile, 3, 3, 300.0)
             assert Plan.from_json(json.loads(json.dumps(drawn.to_json()))) == drawn
+
+
+@dataclasses.dataclass(frozen=True)
+class _LevelParams:
+    level: int = 1
+
+
+def test_a_step_is_checked_against_its_kinds_params_field(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind's parameters are its `params` field, the one place a step is checked against
+    (no side table to keep in step with the kinds)."""
+    stop = FAULT_KINDS["stop"]
+    monkeypatch.setitem(FAULT_KINDS, "stop", dataclasses.replace(stop, params=_LevelParams))
+    Step(0, "stop", "pod-0", Trigger(1.0), {"level": 2})
+    with pytest.raises(ParamError, match="unknown parameter 'lvl'"):
+        Step(0, "stop", "pod-0", Trigger(1.0), {"lvl": 2})
+    assert all(isinstance(k.needs, Need | None) and isinstance(k.targets, Target)
+               for k in FAULT_KINDS.values())

@@ -15,16 +15,17 @@ import pytest
 from test_nemesis import RecordingPlatform
 from test_nemesis_schedule import Clock
 
-from faults.kinds import FaultContext
+from faults.builder import QUIET_TAIL_S
+from faults.context import FaultContext
 from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
-from faults.plan import QUIET_TAIL_S, plan
+from faults.plan import plan
 from harness.shrink.page import step_rows
 
 
 def _nemesis(platform: RecordingPlatform, clock: Clock, *steps: Step) -> Nemesis:
-    nemesis = Nemesis(Plan(1, "t", steps), FaultContext(platform, None, None, "app"),
+    nemesis = Nemesis(Plan(1, "t", steps), FaultContext(platform=platform, application_id="app"),
                       TraceWatcher(platform, "app"), lambda *op: None,
                       monotonic=clock.monotonic, wall_ns=clock.wall_ns)
     nemesis.begin()

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import xmlschema
+from fake_clock import FakeClock
 
 from harness.errors import UsageError
 from harness.nightly import load_matrix, nightly, parse_matrix
@@ -81,21 +82,12 @@ def test_the_default_matrix_runs_the_fresh_machine_check() -> None:
 # -- supervision ----------------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now = round(self.now + seconds, 6)  # polls of 0.1 s add up to whole seconds
 
 
 class Busy:
     """A run or check that takes `took` seconds of the fake clock."""
 
-    def __init__(self, clock: Clock, took: float, what: Cell | ProjectCheck,
+    def __init__(self, clock: FakeClock, took: float, what: Cell | ProjectCheck,
                  log: list[str]) -> None:
         self.clock, self.took, self.what, self.began = clock, took, what, clock.now
         log.append(f"{clock.now:g} start {self.name}")
@@ -129,13 +121,13 @@ def _matrix(*cells: Cell, checks: tuple[ProjectCheck, ...] = ()) -> Matrix:
     return Matrix(cells=cells, time_limit_s=10.0, run_timeout_s=100.0, project_checks=checks)
 
 
-def _start(clock: Clock, log: list[str], took: float) -> tuple[Any, Any]:
+def _start(clock: FakeClock, log: list[str], took: float) -> tuple[Any, Any]:
     return (lambda cell, number: Busy(clock, took, cell, log),
             lambda check: Busy(clock, check.timeout_s / 2, check, log))
 
 
 def test_checks_go_first_and_hold_a_place() -> None:
-    clock, log = Clock(), list[str]()
+    clock, log = FakeClock(), list[str]()
     m = _matrix(Cell("all", 1), Cell("kill", 1),
                 checks=(ProjectCheck("a", ("x",), 40.0), ProjectCheck("b", ("y",), 20.0)))
     start, start_check = _start(clock, log, 20.0)
@@ -151,7 +143,7 @@ def test_checks_go_first_and_hold_a_place() -> None:
 
 
 def test_what_does_not_fit_the_budget_is_left_and_shorter_ones_still_run() -> None:
-    clock, log = Clock(), list[str]()
+    clock, log = FakeClock(), list[str]()
     long_run = Cell("soak", 1, args=("--time-limit", "1500"))
     m = _matrix(Cell("all", 1), long_run, Cell("kill", 1),
                 checks=(ProjectCheck("slow", ("x",), 5000.0),))
@@ -163,7 +155,7 @@ def test_what_does_not_fit_the_budget_is_left_and_shorter_ones_still_run() -> No
 
 
 def test_an_interruption_stops_the_checks_too() -> None:
-    clock, log = Clock(), list[str]()
+    clock, log = FakeClock(), list[str]()
     m = _matrix(Cell("all", 1), checks=(ProjectCheck("a", ("x",), 400.0),))
     start, start_check = _start(clock, log, 300.0)
 

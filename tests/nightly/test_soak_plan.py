@@ -10,7 +10,9 @@ from itertools import pairwise
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from faults.plan import FIRST_FAULT_S, QUIET_TAIL_S, plan, profile_config
+from faults.builder import QUIET_TAIL_S
+from faults.model import FIRST_FAULT_S
+from faults.plan import plan, profile_config
 from faults.soak import SOAK, WINDOW_S, windows
 from harness.nightly import load_matrix
 from harness.nightly.matrix import run_timeout, time_limits

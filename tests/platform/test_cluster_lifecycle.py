@@ -12,8 +12,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
+from topic_reads import read_topic
 
 from harness.kafka.cluster import CLUSTER_FILE, KafkaCluster
 from harness.procs import ProcessRegistry, is_same_process, load_records
@@ -31,22 +32,6 @@ def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
             future.get(timeout=60)
     finally:
         producer.close()
-
-
-def _read_all(bootstrap: str, topic: str) -> list[bytes]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
-    tp = TopicPartition(topic, 0)
-    try:
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        end = consumer.end_offsets([tp])[tp]
-        values: list[bytes] = []
-        while consumer.position(tp) < end:
-            for records in consumer.poll(timeout_ms=500).values():
-                values.extend(r.value for r in records)
-        return values
-    finally:
-        consumer.close()
 
 
 def test_three_nodes_keep_acks_all_writes_through_a_broker_sigkill(tmp_path: Path) -> None:
@@ -79,7 +64,7 @@ def test_three_nodes_keep_acks_all_writes_through_a_broker_sigkill(tmp_path: Pat
         # The restarted broker serves the data, including what was written while it was dead.
         cluster.stop_broker(2)
         cluster.stop_broker(3)
-        assert _read_all(victim.address, "survivor") == [b"before", b"during"]
+        assert read_topic(victim.address, "survivor") == [b"before", b"during"]
     finally:
         registry.stop_all()
 

@@ -8,6 +8,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
+from topic_reads import read_topic
 
 pytestmark = pytest.mark.kafka
 
@@ -20,27 +21,6 @@ def _topic(admin_bootstrap: str, partitions: int = 1) -> str:
     finally:
         admin.close()
     return name
-
-
-def _read_committed(bootstrap: str, topic: str, partitions: int = 1) -> list[bytes]:
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap,
-        isolation_level="read_committed",
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-    )
-    try:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        ends = consumer.end_offsets(tps)
-        values: list[bytes] = []
-        while any(consumer.position(tp) < ends[tp] for tp in tps):
-            for records in consumer.poll(timeout_ms=500).values():
-                values.extend(r.value for r in records)
-        return values
-    finally:
-        consumer.close()
 
 
 def test_create_topics_lists_them(kafka_bootstrap: str) -> None:
@@ -65,7 +45,8 @@ def test_idempotent_producer_writes_each_record_once(kafka_bootstrap: str) -> No
         producer.flush()
     finally:
         producer.close()
-    assert _read_committed(kafka_bootstrap, topic) == [f"v{i}".encode() for i in range(100)]
+    values = read_topic(kafka_bootstrap, topic, committed=True)
+    assert values == [f"v{i}".encode() for i in range(100)]
 
 
 def test_aborted_transaction_is_invisible_and_committed_one_visible(kafka_bootstrap: str) -> None:
@@ -84,7 +65,7 @@ def test_aborted_transaction_is_invisible_and_committed_one_visible(kafka_bootst
         producer.commit_transaction()
     finally:
         producer.close()
-    assert _read_committed(kafka_bootstrap, topic) == [b"committed"]
+    assert read_topic(kafka_bootstrap, topic, committed=True) == [b"committed"]
 
 
 def test_offsets_sent_to_transaction_move_only_on_commit(kafka_bootstrap: str) -> None:
@@ -133,4 +114,4 @@ def test_offsets_sent_to_transaction_move_only_on_commit(kafka_bootstrap: str) -
     finally:
         producer.close()
         consumer.close()
-    assert _read_committed(kafka_bootstrap, sink) == [b"y"]
+    assert read_topic(kafka_bootstrap, sink, committed=True) == [b"y"]

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from faults.kinds import FAULT_KINDS, FaultContext
+from faults.context import FaultContext
+from faults.kinds import FAULT_KINDS
 from faults.model import Step, Trigger
 from faults.plan import plan
 from harness.errors import UsageError
@@ -139,14 +140,14 @@ def test_netem_kind_degrades_and_restores_through_the_links() -> None:
         def restore(self, target: str) -> None:
             calls.append(("restore", target))
 
-    ctx = FaultContext(None, None, None, "app", links=Links())  # type: ignore[arg-type]
+    ctx = FaultContext(platform=None, application_id="app", links=Links())  # type: ignore[arg-type]
     step = Step(0, "netem", "broker-2", Trigger(6.0), {"delay_ms": 200, "loss_pct": 2},
                 heal_after_s=5.0)
     assert FAULT_KINDS["netem"].apply(ctx, step) == {"delay_ms": 200}
     FAULT_KINDS["netem"].heal(ctx, step)
     assert calls == [("degrade", "broker-2", 200, 0, 2.0), ("restore", "broker-2")]
     with pytest.raises(RuntimeError, match="run network"):
-        FAULT_KINDS["netem"].apply(FaultContext(None, None, None, "app"), step)  # type: ignore[arg-type]
+        FAULT_KINDS["netem"].apply(FaultContext(platform=None, application_id="app"), step)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("seed", range(10))

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_clock import FakeClock
 
 from faults.platform import Pod
+from harness.platforms.base import PodInventory
 from harness.platforms.supervised import (
     WATCHDOG_EXIT,
     RestartPolicy,
@@ -17,25 +19,16 @@ from harness.platforms.supervised import (
 )
 
 
-class MemoryPlatform:
-    """Pods are flags; `crash` makes a pod's process exit as a real one would."""
+class MemoryPlatform(PodInventory):
+    """Pods are flags on two nodes; `crash` makes a pod's process exit as a real one would."""
 
     name = "memory"
 
     def __init__(self) -> None:
-        self._pods: dict[str, Pod] = {}
+        super().__init__(Path("/nonexistent"), node_count=2)
         self._exited: list[tuple[str, int]] = []
         self.starts: list[str] = []
         self.torn_down = False
-
-    def nodes(self) -> list[str]:
-        return ["node-0", "node-1"]
-
-    def pods(self) -> list[Pod]:
-        return list(self._pods.values())
-
-    def pod(self, name: str) -> Pod:
-        return self._pods[name]
 
     def add_pod(self, name: str, node: str) -> Pod:
         self._pods[name] = Pod(name, node)
@@ -52,7 +45,10 @@ class MemoryPlatform:
     def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
         self._pods[name].running = False
 
-    kill_pod = remove_pod = stop_pod
+    kill_pod = stop_pod
+
+    def remove_pod(self, name: str) -> None:
+        self.stop_pod(name)
 
     def move_pod(self, name: str, node: str, keep_volume: bool) -> None:
         self.stop_pod(name)
@@ -74,25 +70,17 @@ class MemoryPlatform:
     def volume(self, name: str) -> Path:
         return Path("/nonexistent") / name
 
-    trace_path = control_path = volume
-
     def teardown(self) -> None:
         self.torn_down = True
         for pod in self._pods.values():
             pod.running = False
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
-def setup() -> tuple[MemoryPlatform, SupervisedPlatform, Clock, list[dict[str, Any]]]:
-    inner, clock, ops = MemoryPlatform(), Clock(), []
+def setup() -> tuple[MemoryPlatform, SupervisedPlatform, FakeClock, list[dict[str, Any]]]:
+    inner, clock, ops = MemoryPlatform(), FakeClock(), []
     sup = SupervisedPlatform(
         inner, RestartPolicy(backoff_s=1.0, max_backoff_s=4.0, reset_after_s=10.0),
         lambda process, type_, f, value: ops.append({"f": f, **value}), clock=clock,
@@ -101,7 +89,7 @@ def setup() -> tuple[MemoryPlatform, SupervisedPlatform, Clock, list[dict[str, A
     return inner, sup, clock, ops
 
 
-def at(clock: Clock, sup: SupervisedPlatform, t: float) -> None:
+def at(clock: FakeClock, sup: SupervisedPlatform, t: float) -> None:
     clock.now = t
     sup.tick()
 
@@ -214,7 +202,8 @@ def test_exit_causes(code: int, fact: dict[str, Any]) -> None:
 def test_a_kill_that_keeps_the_pod_down_is_a_sigkill_no_policy_restarts(setup) -> None:
     """`kill` with `down`: a crashed machine. Its op is a SIGKILL (coverage counts it as a
     crash); the pod comes back only with the plan's heal, past its session."""
-    from faults.kinds import FAULT_KINDS, FaultContext
+    from faults.context import FaultContext
+    from faults.kinds import FAULT_KINDS
     from faults.model import Step, Trigger
 
     inner, sup, clock, ops = setup

@@ -4,6 +4,7 @@ run on defaults; a repro of a hand-edited plan.json loses nothing collected."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -28,7 +29,8 @@ def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
                           timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
-MISSPELT_MIX = ("import faults.plan as p; p.MIX_CONFIG['all']['write_buffer_byte'] = 8192; ")
+MISSPELT_MIX = ("import faults.plan as p; p.REGISTRY['all'].run_settings"
+                "['write_buffer_byte'] = 8192; ")
 
 
 def test_a_misspelt_profile_setting_is_bad_input(tmp_path: Path) -> None:
@@ -57,7 +59,9 @@ def test_a_misspelt_profile_setting_fails_on_import(tmp_path: Path) -> None:
 def test_a_mistyped_or_unknown_profile_setting_is_refused(
     monkeypatch: pytest.MonkeyPatch, settings: dict[str, object], says: str
 ) -> None:
-    monkeypatch.setitem(faults.plan.TARGETED, "KAFKA-20685", lambda _: settings)
+    scenario = faults.plan.REGISTRY["KAFKA-20685"]
+    monkeypatch.setitem(faults.plan.REGISTRY, "KAFKA-20685",
+                        dataclasses.replace(scenario, plan=lambda _: settings))
     with pytest.raises(UsageError) as caught:
         resolve({"profile": "KAFKA-20685"})
     message = str(caught.value)

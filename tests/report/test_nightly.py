@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 import xmlschema
+from fake_clock import FakeClock
 
 from faults.plan import PROFILES
 from harness.errors import UsageError
@@ -126,15 +127,6 @@ def test_bad_budget_is_a_usage_error(text: str) -> None:
         parse_duration(text)
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now = round(self.now + seconds, 6)  # polls of 0.1 s add up to whole seconds
 
 
 @dataclass

@@ -24,7 +24,7 @@ from workloads.worker.trace import read_trace
 # Tests run with --import-mode=importlib: the helper module beside this file is put on the
 # path explicitly (as tests/checker does).
 sys.path.insert(0, str(Path(__file__).parent))
-from worker_io import Producer, Topics, create_topics
+from worker_io import Producer, Topics, create_topics, outputs
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION_TIMEOUT_MS = 3000  # the test broker allows 1 s; short failovers keep tests fast
@@ -113,6 +113,11 @@ def wait_until(fn: Callable[[], Any], timeout: float = 60, what: str = "conditio
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def drain(bootstrap: str, topics: Topics, n: int) -> Any:
+    """Wait (90 s at most) until the output topic holds `n` records."""
+    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
+
+
 @pytest.fixture
 def topics_factory(kafka_bootstrap: str) -> Callable[[int], Topics]:
     def make(partitions: int = 1) -> Topics:
@@ -151,3 +156,11 @@ def producer_factory(kafka_bootstrap: str) -> Iterator[Callable[[Topics], Produc
     finally:
         for p in made:
             p.close()
+
+
+@pytest.fixture
+def one_partition(topics_factory: Callable[[int], Topics],
+                  producer_factory: Callable[[Topics], Producer]) -> tuple[Topics, Producer]:
+    """A test's own topics, one partition each, and a producer of events into them."""
+    topics = topics_factory(1)
+    return topics, producer_factory(topics)

@@ -69,10 +69,9 @@ def _backwards(bootstrap: str, app: str) -> list[dict[str, Any]]:
 
 
 def test_a_pod_paused_past_its_session_leaves_no_stale_balance_for_a_restore(
-    kafka_bootstrap, topics_factory, producer_factory, pods
+    kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     a = pods(t, "pod-a", guarantee="at_least_once").start()
     a.wait_running()
     prod.events(ACCOUNTS, BURST, prefix="burst")

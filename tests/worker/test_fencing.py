@@ -27,10 +27,9 @@ def fence_producer(bootstrap: str, app: str, pod: str) -> None:
 
 
 def test_a_fenced_producer_is_task_migrated_while_the_pod_is_a_member(
-    kafka_bootstrap, topics_factory, producer_factory, pods
+    kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     pod = pods(t, "pod-a").start()
     pod.wait_running()
     prod.events(ACCOUNTS, 100)
@@ -46,10 +45,9 @@ def test_a_fenced_producer_is_task_migrated_while_the_pod_is_a_member(
 
 
 def test_a_newer_incarnation_fences_the_old_process_for_good(
-    kafka_bootstrap, topics_factory, producer_factory, pods, tmp_path
+    kafka_bootstrap, one_partition, pods, tmp_path
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     old = pods(t, "pod-a").start()
     old.wait_running()
     prod.events(ACCOUNTS, 50)

@@ -4,7 +4,7 @@ committed output shows the anomaly, without it the same scenario is correct."""
 from __future__ import annotations
 
 import pytest
-from conftest import wait_until
+from conftest import drain, wait_until
 from kafka import KafkaConsumer, TopicPartition
 from worker_io import inputs, outputs, verdict
 
@@ -23,16 +23,11 @@ def log_end(bootstrap: str, topic: str) -> int:
         c.close()
 
 
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
-
-
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "offsets-outside-txn"])
 def test_offsets_outside_transaction_lose_events(
-    bug, kafka_bootstrap, topics_factory, producer_factory, pods
+    bug, kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     bugs = ("offsets-outside-txn",) if bug else ()
     pod = pods(t, "pod-a", bugs=bugs, extra=OPEN_TXN).start()
     pod.wait_running()
@@ -57,10 +52,9 @@ def test_offsets_outside_transaction_lose_events(
 
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "restore-read-uncommitted"])
 def test_restore_read_uncommitted_remembers_aborted_events(
-    bug, kafka_bootstrap, topics_factory, producer_factory, pods
+    bug, kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     bugs = ("restore-read-uncommitted",) if bug else ()
     pod = pods(t, "pod-a", bugs=bugs, extra=OPEN_TXN).start()
     pod.wait_running()
@@ -88,10 +82,9 @@ def test_restore_read_uncommitted_remembers_aborted_events(
 
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "dedup-not-logged"])
 def test_dedup_not_logged_duplicates_after_wipe(
-    bug, kafka_bootstrap, topics_factory, producer_factory, pods
+    bug, kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     bugs = ("dedup-not-logged",) if bug else ()
     first = prod.events(ACCOUNTS, 50)
     pod = pods(t, "pod-a", bugs=bugs).start()

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import wait_until
+from conftest import drain
 from worker_io import inputs, outputs, verdict
 
 from workloads.ledger.contract import STORES, account_name
@@ -34,13 +34,8 @@ def ev(pod, name):  # events of one kind for task 0_0 since the pod's last start
     ]
 
 
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
-
-
-def test_wiped_store_is_rebuilt_exactly(kafka_bootstrap, topics_factory, producer_factory, pods):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+def test_wiped_store_is_rebuilt_exactly(kafka_bootstrap, one_partition, pods):
+    t, prod = one_partition
     prod.events(ACCOUNTS, 300)
     pod = pods(t, "pod-a", extra=SMALL_BUFFER).start()
     drain(kafka_bootstrap, t, 300)
@@ -58,10 +53,9 @@ def test_wiped_store_is_rebuilt_exactly(kafka_bootstrap, topics_factory, produce
 
 
 def test_clean_restart_resumes_from_checkpoint(
-    kafka_bootstrap, topics_factory, producer_factory, pods
+    kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     prod.events(ACCOUNTS, 200)
     pod = pods(t, "pod-a").start()
     drain(kafka_bootstrap, t, 200)
@@ -83,10 +77,9 @@ def test_clean_restart_resumes_from_checkpoint(
 
 
 def test_sigkill_under_eos_wipes_and_restores_fully(
-    kafka_bootstrap, topics_factory, producer_factory, pods
+    kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     prod.events(ACCOUNTS, 2000)
     pod = pods(t, "pod-a", extra=SMALL_BUFFER).start()
     drain(kafka_bootstrap, t, 2000)
@@ -105,10 +98,9 @@ def test_sigkill_under_eos_wipes_and_restores_fully(
 
 
 def test_sigkill_under_alos_restores_from_checkpoint(
-    kafka_bootstrap, topics_factory, producer_factory, pods
+    kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     prod.events(ACCOUNTS, 500)
     pod = pods(t, "pod-a", guarantee="at_least_once").start()
     drain(kafka_bootstrap, t, 500)

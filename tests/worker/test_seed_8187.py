@@ -11,7 +11,7 @@ closing it: the contention is then certain. Either way the rest is deterministic
 from __future__ import annotations
 
 import pytest
-from conftest import wait_until
+from conftest import drain
 from worker_io import accounts_for_partitions, inputs, outputs, verdict
 
 from workloads.ledger.contract import account_name
@@ -19,10 +19,6 @@ from workloads.worker.checkpoint import read_checkpoint
 
 pytestmark = pytest.mark.kafka
 ACCOUNTS = [account_name(i) for i in range(32)]
-
-
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
 
 
 def on(thread, event, **kw):

@@ -5,7 +5,7 @@ the mechanism and the committed output the symptom, without it the same run is c
 from __future__ import annotations
 
 import pytest
-from conftest import wait_until
+from conftest import drain, wait_until
 from kafka import KafkaAdminClient, TopicPartition
 from worker_io import inputs, outputs, verdict
 
@@ -20,16 +20,11 @@ def sst_files(d):
     return len(list(d.glob("*.sst")))
 
 
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
-
-
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "KAFKA-20685"])
 def test_kafka_20685_stale_checkpoint_after_sigkill(
-    bug, kafka_bootstrap, topics_factory, producer_factory, pods
+    bug, kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     bugs = ("KAFKA-20685",) if bug else ()
     small = ("--write-buffer-bytes", "8192")
     # 1. a normal run and a clean stop: the changelog is non-empty, a checkpoint exists
@@ -76,10 +71,9 @@ def test_kafka_20685_stale_checkpoint_after_sigkill(
 
 @pytest.mark.parametrize("bug", [False, True], ids=["fixed", "KIP-406"])
 def test_global_invalid_offset_rebuild_or_death(
-    bug, kafka_bootstrap, topics_factory, producer_factory, pods
+    bug, kafka_bootstrap, one_partition, pods
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     bugs = ("KIP-406",) if bug else ()
     for a in ACCOUNTS:
         prod.account(a, 1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import wait_until
+from conftest import drain
 from worker_io import accounts_for_partitions, inputs, outputs, verdict
 
 from workloads.ledger.contract import account_name
@@ -12,17 +12,12 @@ pytestmark = pytest.mark.kafka
 ACCOUNTS = [account_name(i) for i in range(16)]
 
 
-def drain(bootstrap, topics, n):
-    return wait_until(lambda: len(outputs(bootstrap, topics)) >= n, 90, f"{n} outputs")
-
-
 def is_(event, **kw):
     return lambda e: e["event"] == event and all(e.get(k) == v for k, v in kw.items())
 
 
-def test_standby_copy_is_used_by_failover(kafka_bootstrap, topics_factory, producer_factory, pods):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+def test_standby_copy_is_used_by_failover(kafka_bootstrap, one_partition, pods):
+    t, prod = one_partition
     a = pods(t, "pod-a", standbys=1).start()
     a.wait_for(is_("task-running", task="0_0"), what="active on pod-a")
     b = pods(t, "pod-b", standbys=1).start()

@@ -66,10 +66,9 @@ def _assigned_without_rejoin(events: list[dict[str, Any]]) -> list[dict[str, Any
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
 def test_a_thread_paused_past_its_session_rejoins_instead_of_dying(
-    kafka_bootstrap, topics_factory, producer_factory, pods, guarantee
+    kafka_bootstrap, one_partition, pods, guarantee
 ):
-    t = topics_factory(1)
-    prod = producer_factory(t)
+    t, prod = one_partition
     a = pods(t, "pod-a", guarantee=guarantee, extra=COMMIT_INTERVAL).start()
     a.wait_running()
     prod.events(ACCOUNTS, BURST, prefix="burst")

@@ -139,3 +139,12 @@ def newer_incarnation(cfg: WorkerConfig, instance_id: str, member_id: str | None
         m.get("group_instance_id") == instance_id and m.get("member_id") != member_id
         for m in members
     )
+
+
+async def commit_in_listener(consumer: KafkaConsumer,
+                             offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+    """Commit `offsets` from a rebalance listener, which runs on the consumer's IO thread
+    and so must await the commit. Private: kafka-python offers no public commit that may
+    be awaited there."""
+    coordinator = consumer._coordinator  # type: ignore[attr-defined]
+    await coordinator._commit_offsets_sync_async(offsets)

@@ -7,27 +7,42 @@ at-least-once commit on revocation awaits the coordinator's coroutine.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import kafka.errors as Errors
-from kafka import TopicPartition
+from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+from kafka.structs import OffsetAndMetadata
 
-if TYPE_CHECKING:
-    from workloads.worker.thread import StreamThread
+from workloads.worker.clients import commit_in_listener
+
+
+class Rebalancing(Protocol):
+    """What the listener needs of its stream thread (workloads/worker/thread.py)."""
+
+    @property
+    def consumer(self) -> KafkaConsumer: ...
+
+    def prepare_revocation(self) -> dict[TopicPartition, OffsetAndMetadata]: ...
+
+    def revocation_commit_failed(self, error: Exception) -> None: ...
+
+    def finish_revocation(self) -> None: ...
+
+    def on_assigned(self, assigned: set[TopicPartition]) -> None: ...
+
+    def on_lost(self) -> None: ...
 
 
 class StreamThreadListener(AsyncConsumerRebalanceListener):
-    def __init__(self, thread: StreamThread) -> None:
+    def __init__(self, thread: Rebalancing) -> None:
         self.t = thread
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         offsets = self.t.prepare_revocation()
         if offsets:  # at-least-once: commit the consumed offsets before the group moves on
-            # private: kafka-python offers no public commit that may be awaited in a listener
-            coordinator = self.t.consumer._coordinator  # type: ignore[attr-defined]
             try:
-                await coordinator._commit_offsets_sync_async(offsets)
+                await commit_in_listener(self.t.consumer, offsets)
             except Errors.KafkaError as e:
                 # Kafka Streams: TaskMigrated, tasks closed dirty, no checkpoint. Raised
                 # from here it came out of poll() and killed the thread.
