@@ -234,7 +234,8 @@ def build_parser() -> Parser:
     shrink.set_defaults(handler=_shrink)
 
     bisect = commands.add_parser(
-        "bisect", help="the Kafka Streams release where a failing kstreams run stops failing")
+        "bisect", help="the Kafka Streams release where a failing kstreams run stops failing "
+                       "(or, from a valid run and --anomaly, where it starts)")
     bisect.add_argument("run_dir", type=Path)
     bisect.add_argument("--versions", default=None,
                         help="releases A..B, both inclusive (default: the run's to the newest)")
@@ -243,7 +244,8 @@ def build_parser() -> Parser:
                         help="hits of the run's anomaly classes for a release to reproduce, M (2)")
     bisect.add_argument("--anomaly", default=None,
                         help="class(es) a replay must show, A[,B] (default: the run's, less "
-                             "`unavailable`; e.g. dedup-skip,lost-history for the data loss)")
+                             "`unavailable`; e.g. dedup-skip,lost-history for the data loss); "
+                             "from a valid run, what to search for")
     bisect.add_argument("--into", type=Path, default=None,
                         help="results folder for the bisect folder (default: beside RUN_DIR)")
     bisect.set_defaults(handler=_bisect)

@@ -41,7 +41,7 @@ def _inputs(run_dir: Path, times: int, min_hits: int,
         raise UsageError(f"{run_dir} ran --sut {config.sut}: bisect replays a "
                          f"{names_with('bisect')} run on other Kafka Streams releases (for the "
                          "worker's switches, `kchaos shrink` or `kchaos repro`)")
-    return config, plan, target_classes_of(run_dir, anomaly, "bisect")
+    return config, plan, target_classes_of(run_dir, anomaly, "bisect", from_valid=True)
 
 
 def _write(folder: Path, log: dict[str, Any], trials: list[Trial]) -> Path:

@@ -26,16 +26,37 @@ def require_run_folder(run_dir: Path, which: str) -> None:
                          f"`run folder:` {which} printed")
 
 
-def target_classes_of(run_dir: Path, anomaly: str | None, search: str) -> tuple[str, ...]:
-    """The anomaly classes a rerun must show: `--anomaly`, or the run's own."""
+def target_classes_of(run_dir: Path, anomaly: str | None, search: str,
+                      from_valid: bool = False) -> tuple[str, ...]:
+    """The anomaly classes a rerun must show: `--anomaly`, or the run's own. With
+    `from_valid`, a valid run is a start too (a search toward where a bug begins): then
+    `--anomaly` names what to look for."""
     if not (run_dir / "results.json").is_file():
         raise UsageError(f"{run_dir} was never judged (no results.json): run "
                          f"`kchaos check {run_dir}` first")
     found = anomaly_classes(run_dir)
-    if not found:
+    if found:
+        return chosen_classes(found, anomaly, run_dir.name)
+    if not from_valid:
         raise UsageError(f"{run_dir} found no anomaly: {search} needs a failing run "
                          "(verdict INVALID)")
-    return chosen_classes(found, anomaly, run_dir.name)
+    if anomaly is None:
+        raise UsageError(f"{run_dir} found no anomaly: to {search} from a valid run toward "
+                         "the release where an anomaly begins, name it with --anomaly "
+                         "A[,B] (e.g. --anomaly dedup-skip,lost-history)")
+    return named_classes(anomaly)
+
+
+def named_classes(anomaly: str) -> tuple[str, ...]:
+    """`--anomaly A[,B]` for a run that found none: each a check's name."""
+    from checker.checks import APP_CHECKS, CHECKS
+
+    known = sorted({*CHECKS, *APP_CHECKS})
+    chosen = tuple(a for a in anomaly.split(",") if a)
+    unknown = [a for a in chosen if a not in known]
+    if not chosen or unknown:
+        raise UsageError(f"--anomaly {anomaly}: name checks, among {', '.join(known)}")
+    return chosen
 
 
 def original_result(run_dir: Path) -> RunResult:

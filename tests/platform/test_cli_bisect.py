@@ -1,6 +1,6 @@
 """`kchaos bisect` refuses what it cannot bisect in one line and 254, before any replay:
-a run of the Python worker, a valid run, a range where Maven Central serves too few
-releases, a malformed range."""
+a run of the Python worker, a valid run without the anomaly to search for, a range where
+Maven Central serves too few releases, a malformed range."""
 
 from __future__ import annotations
 
@@ -45,9 +45,18 @@ def test_a_python_worker_run_is_refused(offline: Path) -> None:
     assert_bad_input(kchaos("bisect", str(run_dir), cwd=offline), "--sut python", "kstreams")
 
 
-def test_a_valid_run_is_refused(offline: Path) -> None:
+def test_a_valid_run_needs_the_anomaly_to_search_for(offline: Path) -> None:
+    """From a valid run, bisect searches toward where a bug begins: it must be told what
+    the bug shows; the classes are checks' names."""
     run_dir = _run(offline / "results", anomalies={})
-    assert_bad_input(kchaos("bisect", str(run_dir), cwd=offline), "found no anomaly")
+    assert_bad_input(kchaos("bisect", str(run_dir), cwd=offline), "found no anomaly",
+                     "--anomaly")
+    result = kchaos("bisect", str(run_dir), "--anomaly", "lost-histroy", cwd=offline)
+    assert_bad_input(result, "--anomaly lost-histroy", "lost-history")
+    # Named right, it gets past the refusals (and is stopped at the range: none served).
+    result = kchaos("bisect", str(run_dir), "--anomaly", "lost-history",
+                    "--versions", "5.0.0..5.1.0", cwd=offline)
+    assert_bad_input(result, "--versions 5.0.0..5.1.0")
 
 
 @pytest.mark.parametrize("versions", ["5.0.0..5.1.0", "4.2.2..", "..2.0.1"])
