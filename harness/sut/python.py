@@ -16,6 +16,7 @@ class PythonWorker:
     refused_faults: Mapping[str, str] = {}
     not_applicable: Mapping[str, str] = {}
     watches_state_dirs = False  # the worker traces its own checkpoint operations
+    version: str | None = None  # not Kafka Streams
 
     @classmethod
     def from_config(cls, config: RunConfig) -> PythonWorker:
