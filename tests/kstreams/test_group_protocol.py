@@ -6,6 +6,7 @@ streams group gets the run's standbys, session and heartbeat."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from harness.run.protocol import (
     streams_group_config,
 )
 from harness.sut import PodPaths, PodSettings, open_sut
+from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run_folder
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
 NEW = ["--kafka-version", "4.4.0", "--kstreams-version", "4.4.0"]
@@ -130,3 +132,33 @@ def test_a_nightly_cell_takes_it_as_a_setting_or_an_option() -> None:
     ]})
     for cell in matrix.cells:
         assert cell.setting("group_protocol") == "streams", cell
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(RUN_TIMEOUT_S)
+def test_a_streams_protocol_run_is_valid_and_really_ran_streams_groups_with_standbys(
+    tmp_path: Path,
+) -> None:
+    """Kafka Streams 4.4.0 on 4.4.0 brokers, one standby, pods killed: valid; the broker
+    held the run's standbys and session on the streams group, its members joined a streams
+    group (the broker's log), and standbys were assigned (the pods traced standby updates,
+    which the client-side num.standby.replicas alone no longer gives)."""
+    done = kchaos(tmp_path, "run", "--sut", "kstreams", *NEW, "--group-protocol", "streams",
+                  "--standbys", "1", "--profile", "kill", "--seed", "1", "--time-limit", "25")
+    run_dir = run_folder(done)
+    doc = results(run_dir)
+    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["config"]["group_protocol"] == "streams"
+    held = run["streams_group_config"]["held"]
+    assert held["streams.num.standby.replicas"] == "1"
+    assert held["streams.session.timeout.ms"] == str(run["config"]["session_timeout_ms"])
+    broker_log = "".join(p.read_text() for p in (run_dir / "kafka").rglob("*.log"))
+    assert "joins the streams group" in broker_log
+    traces = [json.loads(line) for trace in (run_dir / "pods").glob("*/trace.jsonl")
+              for line in trace.read_text().splitlines() if line.strip()]
+    assert any(t["event"] == "standby-update-start" for t in traces), "no standby assigned"
+    logs = "".join(p.read_text() for p in (run_dir / "pods").glob("*/worker.log"))
+    assert "Streams rebalance protocol enabled" in logs
