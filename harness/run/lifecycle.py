@@ -235,7 +235,8 @@ class Run:
         assert self.placement is not None
         ctx = FaultContext(self.platform, self.placement.brokers, self.workload.global_topic,
                            c.application_id, self.placement.network, self.placement.links,
-                           self.placement.storage, GroupMembers(bootstrap, c.application_id))
+                           self.placement.storage, GroupMembers(bootstrap, c.application_id,
+                                                         c.group_protocol == STREAMS))
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         client = self.workload.load(bootstrap)
         stop = threading.Event()

@@ -134,6 +134,14 @@ def test_a_nightly_cell_takes_it_as_a_setting_or_an_option() -> None:
         assert cell.setting("group_protocol") == "streams", cell
 
 
+def test_a_scale_in_says_a_streams_group_has_no_admin_leave() -> None:
+    """The scale-in fault's leave (KIP-812's, by the admin client) has no counterpart for a
+    streams group: the step's details say so instead of an empty list of members."""
+    from harness.run.topics import GroupMembers, NoAdminLeave
+
+    with pytest.raises(NoAdminLeave, match="session timeout"):
+        GroupMembers("127.0.0.1:1", "ledger-app", streams_group=True).leave("pod-2")
+
 @pytest.mark.kafka
 @pytest.mark.spark
 @pytest.mark.slow
