@@ -222,8 +222,8 @@ def bench_protocols(versions: list[str], times: int) -> None:
                         processing.append(got[0])
                         restart.append(got[1])
                         deaths += got[2]
-                        verdicts.append({True: "valid", False: "invalid"}.get(
-                            outcome.verdict, "unknown"))
+                        verdicts.append("valid" if outcome.verdict is True else
+                                        "invalid" if outcome.verdict is False else "unknown")
                 except UsageError as refused:  # a protocol this release cannot take
                     table.add_row(version, protocol, "0", str(refused), "", "", "", "")
                     continue
