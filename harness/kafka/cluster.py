@@ -111,7 +111,7 @@ def broker_properties(node: BrokerNode, voters: str, cluster_size: int) -> str:
         # heartbeat and standbys are group configs the run sets (harness/run/protocol.py):
         # the brokers' bounds let a run's values through (defaults: session 45-60 s,
         # heartbeat 5-15 s, at most 2 standbys, a first assignment 3 s after the first
-        # join). Releases without streams groups ignore these.
+        # join, from 4.2). Releases without streams groups ignore these.
         "group.streams.min.session.timeout.ms": 1000,
         "group.streams.min.heartbeat.interval.ms": 1000,
         "group.streams.max.standby.replicas": 16,
