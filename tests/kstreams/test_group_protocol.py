@@ -17,6 +17,7 @@ from harness.nightly.matrix import parse_matrix
 from harness.run.config import RunConfig, resolve
 from harness.run.protocol import (
     broker_refusal,
+    configure_streams_group,
     kstreams_refusal,
     refuse_kstreams,
     streams_group_config,
@@ -141,6 +142,19 @@ def test_a_scale_in_says_a_streams_group_has_no_admin_leave() -> None:
 
     with pytest.raises(NoAdminLeave, match="session timeout"):
         GroupMembers("127.0.0.1:1", "ledger-app", streams_group=True).leave("pod-2")
+
+def test_the_brokers_hold_the_streams_groups_configs_and_say_why_they_refuse_one(
+    kafka_bootstrap: str,
+) -> None:
+    """On the session's brokers (the pinned release: streams groups early access there, the
+    group configs already there): set before any member exists and read back; a value
+    outside the brokers' bounds is one line with their reason."""
+    wanted = streams_group_config(1, 6000)
+    assert configure_streams_group(kafka_bootstrap, "kchaos-protocol-test", wanted) == wanted
+    with pytest.raises(UsageError, match="refused the streams group's configs") as refused:
+        configure_streams_group(kafka_bootstrap, "kchaos-protocol-test-2",
+                                {"streams.session.timeout.ms": "500"})  # below min 1000
+    assert "\n" not in str(refused.value)
 
 @pytest.mark.kafka
 @pytest.mark.spark
