@@ -11,6 +11,14 @@
         per release: a fault-free run's start to RUNNING (the pods' processes started to
         every pod's client-state RUNNING: JVM, topology, rebalance, restore of nothing),
         median and range over --times runs; the app build is cached first, not counted
+    .venv/bin/python bench/bench_kstreams.py protocols [--versions 4.4.0] [--times 5]
+        per release (on brokers of the same release) and rebalance protocol (classic,
+        streams: `--group-protocol`), the median over --times runs of one plan, pod-1
+        SIGKILLed once 15 s into the load and restarted by the restart policy: from the
+        SIGKILL to every task pod-1 held RUNNING again somewhere (the group processing
+        again), from its restart to its client-state RUNNING, and from the pods' start to
+        every pod RUNNING; with the stream threads that died (`fatal`). A protocol a
+        release cannot take is a row saying why
     .venv/bin/python bench/bench_kstreams.py throughput [--rate 600] [--time-limit 20]
         profile `none`, one pod, two threads, exactly_once_v2, for the Python worker and the
         Kafka Streams app: outputs per second of load, drain time, input-to-output latency
@@ -140,6 +148,91 @@ def bench_start(versions: list[str], times: int) -> None:
     console.print(table)
 
 
+PROTOCOL_VERSIONS = ("4.4.0",)
+KILLED = "pod-1"
+KILL_AT_S = 15.0  # the group has formed and committed (faults.model's first-fault floor)
+
+
+def _recovery(run_dir: Path) -> tuple[float | None, float | None, int]:
+    """(SIGKILL to every task the killed pod held RUNNING again, anywhere; its restart to
+    its client-state RUNNING; stream threads that died) of a one-kill run; None where the
+    run never got there."""
+    ops = _lines(run_dir / "history.jsonl")
+    killed_at = next((o["time_ns"] for o in ops if o["process"] == "nemesis"
+                      and o["f"] == "kill" and o["value"]["phase"] == "start"), None)
+    traces = {pod.name: _lines(pod / "trace.jsonl") for pod in (run_dir / "pods").iterdir()
+              if (pod / "trace.jsonl").exists()}
+    deaths = sum(e.get("event") == "fatal" for events in traces.values() for e in events)
+    if killed_at is None:
+        return None, None, deaths
+    held: dict[str, bool] = {}
+    for e in traces.get(KILLED, []):
+        if e["ts_ns"] < killed_at and e.get("event") in ("task-running", "task-closed"):
+            held[e["task"]] = e["event"] == "task-running"
+    again = [min((e["ts_ns"] for events in traces.values() for e in events
+                  if e.get("event") == "task-running" and e.get("task") == task
+                  and e["ts_ns"] > killed_at), default=None)
+             for task, running in held.items() if running]
+    processing = (None if not again or None in again
+                  else (max(t for t in again if t is not None) - killed_at) / 1e9)
+    restarted = next((o["time_ns"] for o in ops if o["f"] == "pod-restarted"
+                      and o["value"]["target"] == KILLED and o["time_ns"] > killed_at), None)
+    running = min((e["ts_ns"] for e in traces.get(KILLED, []) if e.get("event") == "client-state"
+                   and e.get("to") == "RUNNING" and restarted is not None
+                   and e["ts_ns"] > restarted), default=None)
+    restart = None if running is None or restarted is None else (running - restarted) / 1e9
+    return processing, restart, deaths
+
+
+def _median(values: list[float | None]) -> str:
+    got = [v for v in values if v is not None]
+    missing = f" ({len(values) - len(got)} never)" if len(got) < len(values) else ""
+    return f"{statistics.median(got):.1f}{missing}" if got else "never"
+
+
+def bench_protocols(versions: list[str], times: int) -> None:
+    from faults.model import Plan, Step, Trigger
+    from harness.errors import UsageError
+    from harness.run.command import execute, require_tools
+    from harness.run.config import resolve
+
+    table = Table(title=f"Rebalance protocols under one SIGKILL of {KILLED}, medians of "
+                        f"{times} run(s)")
+    for column in ("release", "protocol", "runs", "SIGKILL to processing s",
+                   "restart to RUNNING s", "start to RUNNING s", "threads died", "verdicts"):
+        table.add_column(column, justify="right")
+    with tempfile.TemporaryDirectory(prefix="kchaos-bench-") as results:
+        for version in versions:
+            for protocol in ("classic", "streams"):
+                processing, restart, start = [], [], []
+                deaths, verdicts = 0, []
+                try:
+                    for seed in range(1, times + 1):
+                        config = resolve({"sut": "kstreams", "kstreams_version": version,
+                                          "kafka_version": version, "group_protocol": protocol,
+                                          "profile": "kill", "seed": seed,
+                                          "time_limit_s": 45.0}, draw_knobs=False)
+                        require_tools(config)
+                        plan = Plan(seed, "kill", (Step(0, "kill", KILLED,
+                                                        Trigger(at_s=KILL_AT_S)),))
+                        outcome = execute(config, Path(results), plan)
+                        info = json.loads((outcome.run_dir / "run.json").read_text())
+                        start.append(info["timings"]["setup_parts"].get("pods_s"))
+                        got = _recovery(outcome.run_dir)
+                        processing.append(got[0])
+                        restart.append(got[1])
+                        deaths += got[2]
+                        verdicts.append("valid" if outcome.verdict is True else
+                                        "invalid" if outcome.verdict is False else "unknown")
+                except UsageError as refused:  # a protocol this release cannot take
+                    table.add_row(version, protocol, "0", str(refused), "", "", "", "")
+                    continue
+                table.add_row(version, protocol, str(len(verdicts)), _median(processing),
+                              _median(restart), _median(start), str(deaths),
+                              ",".join(sorted(set(verdicts))))
+    console.print(table)
+
+
 def bench_throughput(rate: float, time_limit: float) -> None:
     import pyarrow.parquet as pq
 
@@ -182,6 +275,9 @@ def main() -> None:
     st = sub.add_parser("start")
     st.add_argument("--versions", default=",".join(START_VERSIONS))
     st.add_argument("--times", type=int, default=3)
+    pr = sub.add_parser("protocols")
+    pr.add_argument("--versions", default=",".join(PROTOCOL_VERSIONS))
+    pr.add_argument("--times", type=int, default=5)
     t = sub.add_parser("throughput")
     t.add_argument("--rate", type=float, default=600.0)
     t.add_argument("--time-limit", type=float, default=20.0)
@@ -194,6 +290,8 @@ def main() -> None:
         bench_runs(args.folders)
     elif args.what == "start":
         bench_start(args.versions.split(","), args.times)
+    elif args.what == "protocols":
+        bench_protocols(args.versions.split(","), args.times)
     else:
         bench_throughput(args.rate, args.time_limit)
 

@@ -19,6 +19,7 @@ from harness.errors import HarnessError, UsageError
 from harness.report.pages import environment, href
 from harness.results import new_run_dir
 from harness.run.config import RunConfig
+from harness.run.protocol import FIRST_STREAMS_RELEASE, STREAMS, kstreams_refusal
 from harness.run.suts import names_with, sut_kind
 from harness.shrink.classes import anomaly_classes, rate_text
 from harness.shrink.failing import (
@@ -65,7 +66,16 @@ def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
 
     config, plan, classes = _inputs(run_dir, times, min_hits, anomaly)
     version = config.kstreams_version or default_version()
-    chosen = in_range(releases(fetch_metadata()), versions or "", version)
+    served = releases(fetch_metadata())
+    if config.group_protocol == STREAMS:  # only the releases that take its protocol
+        served = [v for v in served if kstreams_refusal(v) is None]
+    try:
+        chosen = in_range(served, versions or "", version)
+    except UsageError as exc:
+        if config.group_protocol != STREAMS:
+            raise
+        raise UsageError(f"{exc} (a --group-protocol streams run is replayed only on the "
+                         f"releases that take it, {FIRST_STREAMS_RELEASE} on)") from None
     require_tools(config)
     folder = new_run_dir(results_dir or run_dir.parent, f"bisect-{run_dir.name}")
     out.print(f"bisect folder: {folder}", highlight=False, soft_wrap=True, markup=False)

@@ -107,6 +107,15 @@ def broker_properties(node: BrokerNode, voters: str, cluster_size: int) -> str:
         # Crash tests: rebalance at once, time out dead members and transactions quickly.
         "group.initial.rebalance.delay.ms": 0,
         "group.min.session.timeout.ms": 1000,
+        # The same for streams groups (KIP-1071, `--group-protocol streams`), whose session,
+        # heartbeat and standbys are group configs the run sets (harness/run/protocol.py):
+        # the brokers' bounds let a run's values through (defaults: session 45-60 s,
+        # heartbeat 5-15 s, at most 2 standbys, a first assignment 3 s after the first
+        # join, from 4.2). Releases without streams groups ignore these.
+        "group.streams.min.session.timeout.ms": 1000,
+        "group.streams.min.heartbeat.interval.ms": 1000,
+        "group.streams.max.standby.replicas": 16,
+        "group.streams.initial.rebalance.delay.ms": 0,
         "transaction.max.timeout.ms": 60000,
         "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
         "transactional.id.expiration.ms": 3600000,

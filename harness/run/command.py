@@ -92,11 +92,15 @@ def _print_verdict(outcome: RunOutcome) -> None:
 
 
 def require_tools(config: RunConfig) -> None:
-    """What the run needs from the machine, checked before its folder exists."""
+    """What the run needs from the machine, checked before its folder exists (after what
+    its SUT refuses: a release, or one that cannot take the run's protocol, is said before
+    anything is fetched)."""
     from harness.kafka.jars import require_java
     from harness.platforms import require_platform
     from harness.run.config import require_bootstrap
+    from harness.sut import open_sut
 
+    open_sut(config)
     require_platform(config.platform)
     require_bootstrap(config.bootstrap)
     local_brokers = config.bootstrap is None and PLATFORMS[config.platform].brokers_need_java

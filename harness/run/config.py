@@ -20,6 +20,7 @@ from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, REGISTRY, profile_config
 from harness.errors import UsageError
 from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
+from harness.run.protocol import CLASSIC, GROUP_PROTOCOLS, STREAMS, broker_refusal
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
@@ -80,6 +81,9 @@ class RunConfig:
     # The brokers' Kafka release; None: the one harness/kafka/pom.xml pins
     kafka_version: str | None = None
     streams_config: tuple[str, ...] = ()  # KEY=VALUE Kafka Streams settings (sut kstreams)
+    # Kafka Streams' rebalance protocol (harness/run/protocol.py): classic, or streams
+    # (KIP-1071, the assignment on the broker; the run's standbys and session set there)
+    group_protocol: str = CLASSIC
     # sut app (docs/your-app.md): the user's app, its topology class, its input spec
     app: str | None = None
     app_class: str | None = None
@@ -281,6 +285,7 @@ def validate(config: RunConfig) -> RunConfig:
     if (config.kstreams_version is not None or config.streams_config) and not sut.releases:
         raise UsageError(f"--kstreams-version and --streams-config need "
                          f"{names_with('releases')}")
+    _check_group_protocol(config)
     if config.bugs and not sut.bug_switches:
         raise UsageError(f"--bugs are switches of the Python worker: drop them with "
                          f"--sut {config.sut}")
@@ -322,6 +327,25 @@ def _check_mutant(key: str, config: RunConfig, python_worker: bool) -> None:
     from harness.mutants.catalog import find_mutant
 
     find_mutant(key)
+
+
+def _check_group_protocol(config: RunConfig) -> None:
+    """The protocol's name, a SUT that speaks it, brokers of a release that hold streams
+    groups (the Kafka Streams release is the SUT's to judge: harness/sut, open_sut)."""
+    if config.group_protocol not in GROUP_PROTOCOLS:
+        raise UsageError(f"--group-protocol {config.group_protocol}: choose one of "
+                         f"{', '.join(GROUP_PROTOCOLS)}")
+    if config.group_protocol != STREAMS:
+        return
+    if not SUT_KINDS[config.sut].streams_protocol:
+        raise UsageError(f"--group-protocol streams needs {names_with('streams_protocol')}: "
+                         f"--sut {config.sut} keeps the classic protocol")
+    if config.bootstrap is None:  # a --bootstrap cluster is taken as it is
+        from harness.kafka.jars import kafka_version
+
+        reason = broker_refusal(config.kafka_version or kafka_version())
+        if reason is not None:
+            raise UsageError(reason)
 
 
 def require_bootstrap(bootstrap: str | None, timeout_s: float = 5.0) -> None:

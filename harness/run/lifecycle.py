@@ -33,6 +33,7 @@ from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.config import RunConfig
 from harness.run.healwatch import HealWatch
+from harness.run.protocol import STREAMS, configure_streams_group, streams_group_config
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import GroupMembers, LagProbe, wait_drained
 from harness.run.workload import Load, Workload, open_workload
@@ -189,6 +190,12 @@ class Run:
         part("kafka")
         self.workload.setup(bootstrap, replication=min(3, c.brokers))
         part("topics")
+        if c.group_protocol == STREAMS:  # before any member joins: the group's settings
+            wanted = streams_group_config(c.standbys, c.session_timeout_ms)
+            self.info["streams_group_config"] = {
+                "set": wanted, "held": configure_streams_group(bootstrap, c.application_id,
+                                                               wanted)}
+            part("group")
         if self.sut.watches_state_dirs:
             self.statedir = StateDirWatcher(self.platform, c.application_id)
             self.statedir.start()
@@ -231,9 +238,9 @@ class Run:
         assert self.platform is not None
         c = self.config
         assert self.placement is not None
-        ctx = self.placement.fault_context(self.platform, c.application_id,
-                                           self.workload.global_topic,
-                                           GroupMembers(bootstrap, c.application_id))
+        ctx = self.placement.fault_context(
+            self.platform, c.application_id, self.workload.global_topic,
+            GroupMembers(bootstrap, c.application_id, c.group_protocol == STREAMS))
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
         self._launch_check_spark()
         client = self.workload.load(bootstrap)

@@ -87,6 +87,9 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
      "(default: harness/sut/app.py's DEFAULT_VERSION)"),
     ("--kafka-version", "kafka_version", str, "Kafka release of the brokers the run starts"
                                               f" {KAFKA_VERSION_HELP}"),
+    ("--group-protocol", "group_protocol", str,
+     "Kafka Streams' rebalance protocol: classic (default) or streams (KIP-1071; --sut "
+     "kstreams or app, Kafka Streams and brokers 4.4 or newer; docs/kstreams.md)"),
     ("--app", "app", str, "--sut app: the app, a jar, a Maven project folder or "
                           "GROUP:ARTIFACT:VERSION (docs/your-app.md)"),
     ("--app-class", "app_class", str,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.run.config import RunConfig
+from harness.run.protocol import refuse_kstreams
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest, refuse_plan
 
 __all__ = ["LOADERS", "PodPaths", "PodSettings", "SystemUnderTest", "open_sut", "refuse_plan"]
@@ -39,5 +40,8 @@ LOADERS: dict[str, Callable[[], type[SystemUnderTest]]] = {
 
 def open_sut(config: RunConfig) -> SystemUnderTest:
     """The run's SUT, from its settings (validate() has checked the name and which options
-    it takes); UsageError for what only the SUT can judge (a release, an app)."""
-    return LOADERS[config.sut]().from_config(config)
+    it takes); UsageError for what only the SUT can judge (a release, an app, a release
+    that cannot take the run's rebalance protocol)."""
+    sut = LOADERS[config.sut]().from_config(config)
+    refuse_kstreams(config.group_protocol, sut.version)
+    return sut

@@ -50,6 +50,7 @@ class PodSettings:
     transaction_timeout_ms: int = RunConfig.transaction_timeout_ms
     max_poll_records: int = RunConfig.max_poll_records
     restore_max_poll_records: int = RunConfig.restore_max_poll_records
+    group_protocol: str = RunConfig.group_protocol
     extra_args: tuple[str, ...] = ()
 
     @staticmethod
@@ -86,7 +87,9 @@ class PodSettings:
 # default each SUT keeps its own: the worker the same values, Kafka Streams a 10 s
 # transaction timeout under exactly-once and max.poll.records 1000 for every consumer.
 ONLY_WHEN_SET = frozenset({"session_timeout_ms", "transaction_timeout_ms", "max_poll_records",
-                           "restore_max_poll_records"})
+                           "restore_max_poll_records",
+                           # classic, the default: the Python worker takes no other
+                           "group_protocol"})
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,11 @@ class SystemUnderTest(Protocol):
     # Whether the harness records the pods' checkpoint and SST files (the SUT does not
     # trace its checkpoint operations itself).
     watches_state_dirs: bool
+
+    @property
+    def version(self) -> str | None:
+        """The Kafka Streams release its pods run; None for a SUT that is not Kafka Streams."""
+        ...
 
     @classmethod
     def from_config(cls, config: RunConfig) -> SystemUnderTest:

@@ -17,6 +17,7 @@ class PythonWorker:
     refused_faults: Mapping[str, str] = {}
     not_applicable: Mapping[str, str] = {}
     watches_state_dirs = False  # the worker traces its own checkpoint operations
+    version: str | None = None  # not Kafka Streams
 
     def __init__(self, mutant: str | None = None) -> None:
         self.mutant = mutant  # a key of harness/mutants/catalog.json: its tree runs instead

@@ -104,7 +104,8 @@ def test_every_pod_flag_the_harness_passes_is_known_to_every_tree() -> None:
 
     off_default: dict[str, Any] = {f.name: f.default + 1 for f in fields(PodSettings)
                                    if type(f.default) is int}
-    settings = replace(PodSettings(bootstrap="b:1", bugs=("x",)), **off_default)
+    settings = replace(PodSettings(bootstrap="b:1", bugs=("x",), group_protocol="streams"),
+                       **off_default)
     argv = settings.argv("pod-0", PodPaths("/s", "/t", "/c"))
     passed = {arg[2:] for arg in argv if arg.startswith("--")}
     assert {"bootstrap", "instance-id", "state-dir", "trace"} <= passed

@@ -16,11 +16,12 @@ from harness.run.config import RunConfig
 SERVED = ["2.0.1", "2.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2"]
 
 
-def _run(results: Path, sut: str = "kstreams", anomalies: dict[str, int] | None = None) -> Path:
+def _run(results: Path, sut: str = "kstreams", anomalies: dict[str, int] | None = None,
+         **settings: str) -> Path:
     run_dir = results / f"20261126T000000-KAFKA-20685-s1-{sut}"
     run_dir.mkdir(parents=True)
-    config = RunConfig(profile="kill", seed=1, time_limit_s=30, sut=sut,
-                       kstreams_version="4.1.2" if sut == "kstreams" else None)
+    given = {"kstreams_version": "4.1.2" if sut == "kstreams" else None, **settings}
+    config = RunConfig(profile="kill", seed=1, time_limit_s=30, sut=sut, **given)
     (run_dir / "run.json").write_text(json.dumps({"config": config.to_json(), "exit_code": 1}))
     (run_dir / "plan.json").write_text(json.dumps(plan(1, "kill", 2, 1, 30).to_json()))
     counts = {"dedup-skip": 3} if anomalies is None else anomalies
@@ -71,3 +72,16 @@ def test_a_malformed_range_is_refused(offline: Path) -> None:
     result = kchaos("bisect", str(run_dir), "--versions", "4.1", cwd=offline)
     assert_bad_input(result, "range A..B")
     assert not list((offline / "results").glob("bisect-*"))  # nothing written
+
+
+def test_a_streams_protocol_run_is_bisected_only_over_releases_that_take_it(
+    offline: Path,
+) -> None:
+    """4.2.0..4.4.0 holds four served releases, but only 4.4.0 takes the streams protocol
+    with the app's static membership: too few to bisect, said in one line."""
+    (offline / "cache" / "kafka-streams-maven-metadata.xml").write_text(
+        "".join(f"<version>{v}</version>" for v in [*SERVED, "4.4.0"]))
+    run_dir = _run(offline / "results", kstreams_version="4.4.0", kafka_version="4.4.0",
+                   group_protocol="streams")
+    result = kchaos("bisect", str(run_dir), "--versions", "4.2.0..4.4.0", cwd=offline)
+    assert_bad_input(result, "release(s)", "--group-protocol streams", "4.4.0 on")

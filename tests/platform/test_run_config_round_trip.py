@@ -31,6 +31,11 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
     profile = draw(st.sampled_from(PROFILES))
     commit_interval_ms = draw(st.integers(1, 10**6))
     bootstrap = draw(st.none() | st.just("127.0.0.1:9092"))
+    # the brokers' release: only of brokers the run starts
+    kafka_version = (draw(st.none() | st.sampled_from(["3.7.2", "3.9.1", "4.1.2", "4.4.0"]))
+                     if bootstrap is None else None)
+    # the streams protocol: Kafka Streams on brokers that hold streams groups (4.4 on)
+    streams_protocol = kstreams and (bootstrap is not None or kafka_version == "4.4.0")
     return RunConfig(
         profile=profile,
         seed=draw(st.integers(0, 2**63)),
@@ -45,9 +50,7 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
                                                       unique=True, max_size=3))),
         guarantee=draw(st.sampled_from(GUARANTEES)),
         bootstrap=bootstrap,
-        # the brokers' release: only of brokers the run starts
-        kafka_version=draw(st.none() | st.sampled_from(["3.7.2", "3.9.1", "4.1.2"]))
-        if bootstrap is None else None,
+        kafka_version=kafka_version,
         platform=draw(st.sampled_from(sorted(PLATFORMS))),
         partitions=draw(st.integers(1, 64)),
         accounts=draw(st.integers(1, 1000)),
@@ -65,6 +68,8 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
         kstreams_version=draw(st.none() | st.just("4.1.2")) if kstreams else None,
         streams_config=tuple(draw(st.lists(st.just("a.b=1") | st.just("x=y=z"), max_size=2)))
         if kstreams else (),
+        group_protocol=draw(st.sampled_from(["classic", "streams"]))
+        if streams_protocol else "classic",
     )
 
 

@@ -54,6 +54,12 @@ final class Pod {
             p.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG),
                   f.integer("restore-max-poll-records", 1000));
         }
+        // Passed only for the streams protocol (KIP-1071, 4.4 on: the harness refuses older
+        // releases). Its standbys, session and heartbeat are the streams group's configs,
+        // which the harness sets on the broker; the client-side ones above are ignored.
+        if (f.has("group-protocol")) {
+            p.put("group.protocol", f.get("group-protocol", "classic"));  // no constant before 4.1
+        }
         for (String setting : f.streamsConfig) {
             int eq = setting.indexOf('=');
             if (eq <= 0) {
