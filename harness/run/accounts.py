@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from kafka.errors import KafkaError
+
 from harness.history import History
 from harness.run.topics import delete_records_before, end_offsets
 from workloads.ledger.accounts import AccountsWriter
@@ -33,10 +35,16 @@ class AccountsTopic:
         return self.writer.accounts
 
     def bump_periodically(self, stop: threading.Event) -> None:
-        """New versions of random accounts during the load, so joins have something to lag."""
+        """New versions of random accounts during the load, so joins have something to lag.
+        A bump the brokers do not acknowledge in time (all of them down, under `broker`) is
+        recorded as indeterminate and the next one tried: the thread lives through faults."""
         while not stop.wait(BUMP_PERIOD_S):
             with self._lock:
-                self.writer.bump_one()
+                try:
+                    self.writer.bump_one()
+                except KafkaError as exc:
+                    self.history.record(PROCESS, "info", "publish",
+                                        {"error": f"{type(exc).__name__}: {exc}"})
 
     def republish(self) -> int:
         return self.publish_all()

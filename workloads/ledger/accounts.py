@@ -34,6 +34,9 @@ class AccountsWriter:
 
     def _publish(self, account: str, version: int) -> None:
         rec = Account(account, version, self.rng.choice(TIERS))
+        # Taken before the send: a send that times out may still land (the producer
+        # retries), and a version must never name two different records.
+        self.versions[account] = version
         md = self.producer.send(self.topic, key=account.encode(), value=rec.encode()).get(30)
         self._written(rec, md.offset)
 
