@@ -208,7 +208,10 @@ LITERAL_READERS = {"harness/run/lifecycle.py", "harness/sut/kstreams.py"}
 # Evidence lines the checker makes up, not trace lines (a coverage class's settings).
 NOT_TRACED = {CONFIG_EVENT}
 # Strings equal to an event name that name something else.
-NOT_EVENTS = {("checker/checks/__init__.py", "dedup-skip")}  # the check's name
+NOT_EVENTS = {("checker/checks/__init__.py", "dedup-skip"),  # the check's name
+              # methods a mutation operator drops (the worker's commit and wipe)
+              ("harness/mutants/operators.py", "commit"),
+              ("harness/mutants/operators.py", "wipe")}
 
 
 EVENT_EXPR = re.compile(r".*(\.get\('event'\)|\['event'\]|F\.col\('event'\))")
