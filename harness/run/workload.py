@@ -167,12 +167,15 @@ class AppWorkload:
             ignore_json_fields=self.spec.compare.ignore_json_fields,
             not_applicable=self.sut.description.not_applicable,
             config=self.sut.streams_config,
+            entry=tuple(self.sut.launcher_args()), jvm_options=tuple(self.sut.jvm_options()),
         )
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures:
         raw = RawTopics(inputs=self._inputs(), outputs=self.sut.description.sinks)
+        guarantee, chosen_by = self.sut.guarantee()
         doc = {**meta, "workload": "app", "oracle": self.oracle().to_json(),
-               "input_spec": str(self.spec.path)}
+               "input_spec": str(self.spec.path), "guarantee": guarantee,
+               "app": self.sut.summary(chosen_by)}
         return collect(run_dir, bootstrap, self.config.application_id, doc, topics=None,
                        raw=raw)
 

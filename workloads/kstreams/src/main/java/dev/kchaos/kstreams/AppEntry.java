@@ -75,7 +75,7 @@ final class AppEntry {
         int hash = appClass.indexOf('#');
         String className = hash < 0 ? appClass : appClass.substring(0, hash);
         String methodName = hash < 0 ? "topology" : appClass.substring(hash + 1);
-        String shapes = "a public method " + methodName + "(Properties) or " + methodName
+        String shapes = "public method " + methodName + "(Properties) or " + methodName
             + "() returning org.apache.kafka.streams.Topology";
         if (className.isEmpty() || methodName.isEmpty()) {
             throw new Refused("--app-class " + appClass + ": give CLASS or CLASS#METHOD");
@@ -95,7 +95,7 @@ final class AppEntry {
             }
         }
         if (method == null) {
-            throw new Refused(className + (named ? "'s " + methodName + " takes other arguments: want "
+            throw new Refused(className + (named ? "'s " + methodName + " takes other arguments: want a "
                                            : " has no ") + shapes);
         }
         if (!Topology.class.isAssignableFrom(method.getReturnType())) {
@@ -113,7 +113,7 @@ final class AppEntry {
         try {
             topology = method.getParameterCount() == 0 ? method.invoke(target) : method.invoke(target, given);
         } catch (IllegalAccessException e) {
-            throw new Refused(className + " must be a public class with " + shapes);
+            throw new Refused(className + " must be a public class with a " + shapes);
         } catch (InvocationTargetException e) {
             throw new Refused(className + "#" + methodName + " threw " + explain(e.getCause())
                               + ": fix the app's topology method");

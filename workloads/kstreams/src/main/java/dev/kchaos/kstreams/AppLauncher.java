@@ -238,6 +238,15 @@ public final class AppLauncher {
         return values;
     }
 
+    static void setLevel(String logger, String level) {
+        try {
+            org.apache.logging.log4j.core.config.Configurator.setAllLevels(
+                logger, org.apache.logging.log4j.Level.valueOf(level));
+        } catch (Throwable ignored) {
+            // another logging backend: leave it
+        }
+    }
+
     static void quietLogs() {
         try {  // stdout is the answer; Kafka's INFO lines (on stderr) would only bury errors
             org.apache.logging.log4j.core.config.Configurator.setAllLevels(
@@ -276,6 +285,9 @@ public final class AppLauncher {
         Map<String, String> opts = options(args, Set.of(), configs, appArgs);
         AppEntry entry = entry(opts, appArgs);
         quietLogs();
+        if (entry.isMain()) {  // its client is built against no cluster: the warnings say only that
+            setLevel("org.apache.kafka", "ERROR");
+        }
         Path stateDir = temporary(Files.createTempDirectory("kchaos-describe-"));
         try {
             AppEntry.Captured captured = capture(entry, "kchaos-describe", stateDir, configs,
