@@ -7,7 +7,7 @@ input spec's records, judged by the oracle). `open_workload` gives a run's.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -57,6 +57,12 @@ class Workload(Protocol):
         """The input topics the group's progress is measured on."""
         ...
 
+    def rate_topics(self) -> Mapping[str, tuple[str, ...]]:
+        """Topics whose end offsets the load phase samples into the history (`topic-progress`
+        ops, with the group's lag) for the report's rates: {"in": ..., "out": ...}; empty
+        when the report has better (the ledger's acks and traced commit offsets)."""
+        ...
+
     def load(self, bootstrap: str) -> Load: ...
 
     def background(self) -> list[Callable[[threading.Event], None]]:
@@ -83,6 +89,9 @@ class LedgerWorkload:
 
     def lag_topics(self) -> tuple[str, ...]:
         return (INPUT_TOPIC,)
+
+    def rate_topics(self) -> Mapping[str, tuple[str, ...]]:
+        return {}
 
     def load(self, bootstrap: str) -> Load:
         c = self.config
@@ -152,6 +161,10 @@ class AppWorkload:
         described = self.sut.description
         return (*described.sources,
                 *(f"{self.config.application_id}-{t}" for t in described.internal))
+
+    def rate_topics(self) -> Mapping[str, tuple[str, ...]]:
+        described = self.sut.description
+        return {"in": tuple(t.name for t in self.spec.topics), "out": described.sinks}
 
     def load(self, bootstrap: str) -> Load:
         assert self._load is not None, "setup first"
