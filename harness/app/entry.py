@@ -14,6 +14,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.app.spec import InputSpec
 from harness.errors import UsageError
 
 JAVA_NAME = r"[A-Za-z_$][\w$]*"
@@ -92,14 +93,19 @@ def main_class(jar: Path) -> str | None:
 
 
 def resolve_entry(app_class: str | None, app_main: str | None, app_args: str | None,
-                  spec_class: str | None, own_jars: tuple[Path, ...]) -> Entry:
-    """The entry a run uses: the options', else the spec's app_class, else the main of the
-    app's jar's Main-Class."""
+                  spec: InputSpec, own_jars: tuple[Path, ...]) -> Entry:
+    """The entry a run uses: the options', else the spec's (app_class, or app_main with its
+    app_args), else the main of the app's jar's Main-Class."""
     args = split_args(app_args)
     if app_main:
         return Entry(app_main=app_main, app_args=args)
-    if app_class or (spec_class and app_args is None):
-        return Entry(app_class=app_class or spec_class)
+    if app_class:
+        return Entry(app_class=app_class)
+    if spec.app_main:
+        return Entry(app_main=spec.app_main,
+                     app_args=args if app_args is not None else split_args(spec.app_args))
+    if spec.app_class and app_args is None:
+        return Entry(app_class=spec.app_class)
     for jar in own_jars:
         found = main_class(jar)
         if found:

@@ -52,9 +52,11 @@ def app_facts(run_dir: Path, run: Mapping[str, Any]) -> AppFacts | None:
     release = str(app.get("kstreams_version") or config.get("kstreams_version") or "?")
     guarantee = str(meta.get("guarantee") or config.get("guarantee") or "?")
     chosen_by = str(app.get("guarantee_chosen_by") or "the run's")
-    entry = app.get("entry") if isinstance(app.get("entry"), Mapping) else {
+    given = app.get("entry")
+    entry: Mapping[str, Any] = given if isinstance(given, Mapping) else {
         "app_class": config.get("app_class"), "app_main": config.get("app_main")}
-    settings = app.get("app_config") if isinstance(app.get("app_config"), Mapping) else {}
+    built = app.get("app_config")
+    settings: Mapping[str, Any] = built if isinstance(built, Mapping) else {}
     rows = [
         ("app", str(app.get("app") or config.get("app") or "?")),
         ("entered by", _entry(entry)),

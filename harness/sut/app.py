@@ -92,10 +92,9 @@ class UserApp:
         spec = read_spec(Path(config.input_spec))
         check_app(config.app)
         own: tuple[Path, ...] = ()
-        if not (config.app_class or config.app_main or spec.app_class):
+        if not (config.app_class or config.app_main or spec.app_class or spec.app_main):
             own = app_jars(config.app).own  # the Main-Class is in the app's own jar
-        entry = resolve_entry(config.app_class, config.app_main, config.app_args,
-                              spec.app_class, own)
+        entry = resolve_entry(config.app_class, config.app_main, config.app_args, spec, own)
         return cls(config.app, entry, config.kstreams_version or DEFAULT_VERSION, spec,
                    (*spec.config, *config.streams_config), config.guarantee)
 

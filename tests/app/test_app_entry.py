@@ -17,6 +17,7 @@ from harness.app.build import (
     provided_artifacts,
 )
 from harness.app.entry import Entry, main_class, resolve_entry
+from harness.app.spec import InputSpec
 from harness.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
@@ -73,12 +74,18 @@ def test_the_entry_is_the_options_then_the_specs_then_the_jars_main_class(tmp_pa
                                      f"Manifest-Version: 1.0\r\nMain-Class: {long_name[:60]}\r\n"
                                      f" {long_name[60:]}\r\n\r\n"})
     assert main_class(app) == long_name
-    assert resolve_entry(None, None, "--in words", None, (app,)) == Entry(
+    bare = InputSpec(tmp_path, ())
+    spec_class = InputSpec(tmp_path, (), app_class="a.Spec")
+    spec_main = InputSpec(tmp_path, (), app_main="a.SpecMain", app_args="x 'y z'")
+    assert resolve_entry(None, None, "--in words", bare, (app,)) == Entry(
         app_main=long_name, app_args=("--in", "words"))
-    assert resolve_entry(None, None, None, "a.Spec", (app,)) == Entry(app_class="a.Spec")
-    assert resolve_entry("a.B#m", None, None, "a.Spec", (app,)) == Entry(app_class="a.B#m")
-    assert resolve_entry(None, "a.M", "'one arg' two", "a.Spec", ()) == Entry(
+    assert resolve_entry(None, None, None, spec_class, (app,)) == Entry(app_class="a.Spec")
+    assert resolve_entry("a.B#m", None, None, spec_class, (app,)) == Entry(app_class="a.B#m")
+    assert resolve_entry(None, "a.M", "'one arg' two", spec_class, ()) == Entry(
         app_main="a.M", app_args=("one arg", "two"))
+    assert resolve_entry(None, None, None, spec_main, ()) == Entry(
+        app_main="a.SpecMain", app_args=("x", "y z"))
+    assert resolve_entry("a.B", None, None, spec_main, ()) == Entry(app_class="a.B")
     assert Entry(app_main="a.M", app_args=("x",)).launcher_args() == [
         "--app-main", "a.M", "--app-arg", "x"]
 
