@@ -52,10 +52,12 @@ def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> R
     require_platform(config.platform, (step.fault for step in plan.steps), config.bootstrap)
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
+    what = (f"app {escape(config.app or '?')}" if SUT_KINDS[config.sut].user_app
+            else f"bugs {','.join(config.bugs) or 'none'}")
     err.print(
-        f"profile [bold]{config.profile}[/] seed {config.seed} bugs "
-        f"{','.join(config.bugs) or 'none'}; {config.pods} pods x {config.threads} threads, "
-        f"{config.brokers} broker(s), {config.time_limit_s:.0f}s at {config.rate:.0f} events/s"
+        f"profile [bold]{config.profile}[/] seed {config.seed} {what}; {config.pods} pods x "
+        f"{config.threads} threads, {config.brokers} broker(s), {config.time_limit_s:.0f}s at "
+        f"{config.rate:.0f} events/s"
     )
     if config.drawn_knobs:  # a broad profile's settings, drawn from the seed (faults/knobs.py)
         drawn = ", ".join(f"{k} {getattr(config, k)}" for k in config.drawn_knobs)
