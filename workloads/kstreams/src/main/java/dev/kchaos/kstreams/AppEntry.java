@@ -9,7 +9,9 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.List;
 import java.util.Properties;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
 
 /**
@@ -165,7 +167,7 @@ final class AppEntry {
      * Returns the thread main runs in.
      */
     Thread startMain(Capture.Mode how, UnaryOperator<Properties> settings,
-                     java.util.function.Consumer<org.apache.kafka.streams.KafkaStreams> attach)
+                     Consumer<KafkaStreams> attach)
             throws Refused, InterruptedException {
         Class<?> cls = load(appMain);
         Method main;
