@@ -47,15 +47,8 @@ final class AppMainPod {
         Properties merged = new Properties();
         merged.putAll(run);
         for (Map.Entry<Object, Object> e : app.entrySet()) {  // Capture.properties: flat
-            if (!RUN_OWNED.contains(String.valueOf(e.getKey()))) {
+            if (!RUN_OWNED.contains(String.valueOf(e.getKey()))) {  // the run's stay
                 merged.put(e.getKey(), e.getValue());
-            }
-        }
-        for (String owned : RUN_OWNED) {
-            if (run.containsKey(owned)) {
-                merged.put(owned, run.get(owned));
-            } else {
-                merged.remove(owned);
             }
         }
         merged.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);

@@ -119,7 +119,7 @@ public final class Capture {
         return config instanceof StreamsConfig ? new StreamsConfig(effective) : effective;
     }
 
-    public static void constructed(Object streams, Object topology) {
+    public static void constructed(Object streams) {
         if (mode != Mode.RUN) {
             return;
         }

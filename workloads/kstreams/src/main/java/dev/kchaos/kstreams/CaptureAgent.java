@@ -62,8 +62,8 @@ public final class CaptureAgent {
         }
 
         @Advice.OnMethodExit
-        static void exit(@Advice.This Object streams, @Advice.Argument(0) Object topology) {
-            Capture.constructed(streams, topology);
+        static void exit(@Advice.This Object streams) {
+            Capture.constructed(streams);
         }
     }
 
