@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checker.checks import CHECKS, Check, checks_for, event_tallies
+from checker.checks import CHECKS, Check, checks_for, event_tallies, principal_check
 from checker.coverage import coverage_section
 from checker.frames import Frames, damaged_history_file, load_frames
 from checker.meta import Meta, load_meta
@@ -90,6 +90,7 @@ def results_document(
     results: Mapping[str, CheckResult],
     figures: Mapping[str, Any],
     incomplete: str | None = None,
+    principal: str | None = None,
 ) -> dict[str, Any]:
     verdict = compose(r.valid for r in results.values() if r.not_applicable is None)
     doc: dict[str, Any] = {
@@ -102,6 +103,10 @@ def results_document(
     }
     if incomplete:
         doc["incomplete"] = incomplete
+    chief = results.get(principal) if principal else None
+    if chief is not None and chief.not_applicable is not None:
+        # A verdict the run's own check did not take part in: said beside it, never hidden.
+        doc["not_judged"] = {"check": principal, "reason": chief.not_applicable}
     return doc
 
 
@@ -177,7 +182,7 @@ def check_history(
     figures["total_s"] = round(total, 3)
     if figures.get("events"):
         figures["events_per_s"] = round(figures["events"] / total, 1)
-    return results_document(results, figures, incomplete_collection(meta))
+    return results_document(results, figures, incomplete_collection(meta), principal_check(meta))
 
 
 def check_run(

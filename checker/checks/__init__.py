@@ -50,6 +50,13 @@ def checks_for(meta: Meta) -> dict[str, Check]:
     return CHECKS
 
 
+def principal_check(meta: Meta) -> str | None:
+    """The check that carries a run's meaning, when one does: an app's is the oracle (its
+    other checks judge only the state directories and availability). When it is not
+    applicable, the verdict says the run was not judged (results.json's `not_judged`)."""
+    return "oracle" if meta.raw.get("workload") == "app" else None
+
+
 def event_tallies(meta: Meta) -> dict[str, Column]:
     """The per-event predicates whose counts the checks read (Frames.count_events), all
     counted in the one job that computes the events view (Frames.tally; built here: a

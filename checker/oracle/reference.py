@@ -51,6 +51,10 @@ class OracleSettings:
     # why the oracle cannot judge this topology, if the harness found out before the run
     not_applicable: str | None = None
     config: tuple[str, ...] = ()  # KEY=VALUE given to the topology
+    # The launcher's flags for the app's entry (`--app-main CLASS ...`; default `--app-class
+    # app_class`) and the JVM's options it needs (a main: the launcher's Java agent).
+    entry: tuple[str, ...] = ()
+    jvm_options: tuple[str, ...] = ()
 
     @staticmethod
     def from_meta(raw: Mapping[str, Any]) -> OracleSettings | None:
@@ -64,12 +68,15 @@ class OracleSettings:
             ignore_json_fields=tuple(str(f) for f in doc.get("ignore_json_fields") or ()),
             not_applicable=doc.get("not_applicable"),
             config=tuple(str(c) for c in doc.get("config") or ()),
+            entry=tuple(str(a) for a in doc.get("entry") or ()),
+            jvm_options=tuple(str(o) for o in doc.get("jvm_options") or ()),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {"classpath": list(self.classpath), "app_class": self.app_class,
                 "sinks": list(self.sinks), "ignore_json_fields": list(self.ignore_json_fields),
-                "not_applicable": self.not_applicable, "config": list(self.config)}
+                "not_applicable": self.not_applicable, "config": list(self.config),
+                "entry": list(self.entry), "jvm_options": list(self.jvm_options)}
 
 
 # (name in the history, sort keys, wall-clock step)
@@ -126,8 +133,9 @@ def _run_order(java: str, settings: OracleSettings, table: pa.Table, order: Sequ
         for line in _input_lines(sorted_table):
             out.write(line)
     started = time.monotonic()
-    command = [java, "-Xmx512m", "-cp", os.pathsep.join(settings.classpath), LAUNCHER_CLASS,
-               "reference", "--app-class", settings.app_class, "--input", str(fed),
+    entry = settings.entry or ("--app-class", settings.app_class)
+    command = [java, "-Xmx512m", *settings.jvm_options, "-cp", os.pathsep.join(settings.classpath),
+               LAUNCHER_CLASS, "reference", *entry, "--input", str(fed),
                "--output", str(produced), "--wall-clock-step-ms", str(step_ms),
                *[arg for c in settings.config for arg in ("--config", c)]]
     result = subprocess.run(command, capture_output=True, text=True)

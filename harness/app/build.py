@@ -1,8 +1,15 @@
 """The user's app on this machine: `--app` is a jar, a Maven project folder (built with
 `mvn package`) or a Maven coordinate GROUP:ARTIFACT:VERSION (fetched with its runtime
 dependencies); the result is the jars the pods and the reference put on their classpath
-beside the launcher's. Kafka's own jars are left to the launcher's build, so the app runs
-on the Kafka Streams release the run names.
+after the launcher's.
+
+Every dependency is fetched (in Maven's repository layout, so each jar's group and artifact
+are known); the classpath leaves out only the artifacts the launcher provides (Kafka
+Streams, the clients and what they bring, at the run's release: `provided_artifacts`), so
+the app runs on the release the run names and keeps the rest, Kafka's own artifacts
+included (connect-json, kafka-streams-examples, kafka-streams-scala with its Scala
+library). A jar that bundles Kafka Streams' classes itself (a fat jar) is run with the
+launcher's jars first, which win, and said in one line (`bundled_kafka_streams`).
 
 Folders and coordinates are built once into the cache, keyed by what they are made from.
 """
@@ -13,7 +20,9 @@ import fcntl
 import hashlib
 import json
 import re
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
@@ -23,7 +32,12 @@ from harness.sut.kstreams import sources_digest
 
 COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.-]+$")
 COMPLETE_MARKER = ".complete"
-# The pom that fetches a coordinate with its runtime dependencies (not Kafka's own).
+# A cached build's layout: bumped when it changes, so an old build is not read as a new one.
+LAYOUT = "v2"
+# A jar file's artifact id: what comes before "-<version>" (versions start with a digit).
+ARTIFACT_OF_FILE = re.compile(r"^(?P<artifact>.+?)-\d[^/]*\.jar$")
+KAFKA_STREAMS_CLASS = "org/apache/kafka/streams/KafkaStreams.class"
+# The pom that fetches a coordinate with its runtime dependencies.
 FETCH_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>dev.kchaos</groupId><artifactId>kchaos-app-fetch</artifactId><version>1</version>
@@ -49,22 +63,79 @@ def check_app(app: str) -> None:
         raise UsageError(f"--app {app}: no such file or folder, and not GROUP:ARTIFACT:VERSION")
 
 
-def app_jars(app: str) -> tuple[Path, ...]:
+@dataclass(frozen=True)
+class Artifact:
+    """One jar of the app's: its file and, for a dependency, its group and artifact id."""
+
+    path: Path
+    group: str = ""
+    artifact: str = ""
+
+
+@dataclass(frozen=True)
+class AppJars:
+    """The app's own jars (a jar given, a project's build, a coordinate's artifact) and its
+    dependencies."""
+
+    own: tuple[Path, ...]
+    libs: tuple[Artifact, ...] = ()
+
+    def classpath(self, provided: frozenset[str]) -> tuple[Path, ...]:
+        """The own jars, then every dependency whose artifact the launcher does not provide."""
+        return (*self.own, *(a.path for a in self.libs if a.artifact not in provided))
+
+    def dropped(self, provided: frozenset[str]) -> tuple[Artifact, ...]:
+        return tuple(a for a in self.libs if a.artifact in provided)
+
+
+def provided_artifacts(launcher_jars: Iterable[Path]) -> frozenset[str]:
+    """The artifact ids of the launcher's jars (its file names are `<artifact>-<version>.jar`):
+    Kafka Streams, the clients and what they bring at the run's release, and the launcher's
+    own logging and JSON."""
+    found = (ARTIFACT_OF_FILE.match(Path(j).name) for j in launcher_jars)
+    return frozenset(m.group("artifact") for m in found if m)
+
+
+def bundled_kafka_streams(jars: Iterable[Path]) -> tuple[Path, ...]:
+    """The jars that hold Kafka Streams' own classes (a fat jar's copy)."""
+    bundled = []
+    for jar in jars:
+        try:
+            with zipfile.ZipFile(jar) as archive:
+                if KAFKA_STREAMS_CLASS in archive.NameToInfo:
+                    bundled.append(Path(jar))
+        except (OSError, zipfile.BadZipFile):
+            continue
+    return tuple(bundled)
+
+
+def app_jars(app: str) -> AppJars:
     """The jars of `--app`, building or fetching it the first time."""
     check_app(app)
     path = Path(app)
     if path.is_file():
-        return (path.resolve(),)
+        return AppJars((path.resolve(),))
     if path.is_dir():
         return _built(path.resolve())
     return _fetched(app)
+
+
+def _libs(libs: Path) -> tuple[Artifact, ...]:
+    """The dependencies under `libs` in Maven's repository layout:
+    <group as folders>/<artifact>/<version>/<file>.jar."""
+    found = []
+    for jar in sorted(libs.rglob("*.jar")):
+        parts = jar.relative_to(libs).parts
+        if len(parts) >= 4:
+            found.append(Artifact(jar, ".".join(parts[:-3]), parts[-3]))
+    return tuple(found)
 
 
 def _maven(args: list[str], folder: Path, what: str) -> None:
     run_maven(args, folder / "build.log", what)
 
 
-def _cached(name: str, make: Callable[[Path], None]) -> tuple[Path, ...]:
+def _cached(name: str, make: Callable[[Path], None]) -> Path:
     folder = cache_root() / name
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f".{name}.lock", "w") as lock:
@@ -72,15 +143,18 @@ def _cached(name: str, make: Callable[[Path], None]) -> tuple[Path, ...]:
         if not (folder / COMPLETE_MARKER).exists():
             make(folder)
             (folder / COMPLETE_MARKER).write_text("\n")
-    jars = tuple(sorted(folder.glob("*.jar")) + sorted((folder / "libs").glob("*.jar")))
-    if not jars:
-        raise UsageError(f"the app's build in {folder} has no jar: check its pom's packaging")
-    return jars
+    return folder
 
 
-def _built(project: Path) -> tuple[Path, ...]:
+def _copy_dependencies(pom: Path, folder: Path, what: str) -> None:
+    _maven(["-f", str(pom), "dependency:copy-dependencies",
+            f"-DoutputDirectory={folder / 'libs'}", "-DincludeScope=runtime",
+            "-Dmdep.useRepositoryLayout=true"], folder, what)
+
+
+def _built(project: Path) -> AppJars:
     digest = sources_digest(project)
-    name = f"app-{project.name}-{digest}"
+    name = f"app-{project.name}-{digest}-{LAYOUT}"
 
     def make(folder: Path) -> None:
         _maven(["-f", str(project / "pom.xml"), "package", f"-Dkchaos.build.dir={folder}",
@@ -89,24 +163,29 @@ def _built(project: Path) -> tuple[Path, ...]:
         if not list(folder.glob("*.jar")):
             for jar in (project / "target").glob("*.jar"):
                 (folder / jar.name).write_bytes(jar.read_bytes())
-        _maven(["-f", str(project / "pom.xml"), "dependency:copy-dependencies",
-                f"-DoutputDirectory={folder / 'libs'}", "-DincludeScope=runtime",
-                "-DexcludeGroupIds=org.apache.kafka"], folder, f"copy {project}'s dependencies")
+        _copy_dependencies(project / "pom.xml", folder, f"copy {project}'s dependencies")
 
-    return _cached(name, make)
+    folder = _cached(name, make)
+    own = tuple(sorted(folder.glob("*.jar")))
+    if not own:
+        raise UsageError(f"the app's build in {folder} has no jar: check its pom's packaging")
+    return AppJars(own, _libs(folder / "libs"))
 
 
-def _fetched(coordinate: str) -> tuple[Path, ...]:
+def _fetched(coordinate: str) -> AppJars:
     group, artifact, version = coordinate.split(":")
-    name = f"app-{hashlib.sha256(coordinate.encode()).hexdigest()[:12]}-{artifact}-{version}"
+    name = (f"app-{hashlib.sha256(coordinate.encode()).hexdigest()[:12]}-{artifact}-{version}"
+            f"-{LAYOUT}")
 
     def make(folder: Path) -> None:
         pom = folder / "fetch-pom.xml"
         pom.write_text(FETCH_POM.format(group=group, artifact=artifact, version=version))
-        _maven(["-f", str(pom), "dependency:copy-dependencies",
-                f"-DoutputDirectory={folder / 'libs'}", "-DincludeScope=runtime",
-                "-DexcludeGroupIds=org.apache.kafka"], folder,
-               f"fetch {coordinate} from Maven Central")
+        _copy_dependencies(pom, folder, f"fetch {coordinate} from Maven Central")
         (folder / "coordinate.json").write_text(json.dumps({"coordinate": coordinate}))
 
-    return _cached(name, make)
+    libs = _libs(_cached(name, make) / "libs")
+    own = tuple(a.path for a in libs if (a.group, a.artifact) == (group, artifact))
+    if not own:
+        raise UsageError(f"fetching {coordinate} gave no jar of {group}:{artifact}: is its "
+                         f"packaging a jar?")
+    return AppJars(own, tuple(a for a in libs if a.path not in own))

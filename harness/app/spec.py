@@ -58,6 +58,8 @@ class InputSpec:
     path: Path
     topics: tuple[TopicSpec, ...]
     app_class: str | None = None
+    app_main: str | None = None  # the app's main, when the spec names the entry that way
+    app_args: str | None = None  # its arguments, shell-quoted
     output_partitions: int | None = None  # of the sink topics (None: the most of the inputs)
     compare: Compare = Compare()
     config: tuple[str, ...] = ()  # KEY=VALUE given to the topology (pods and reference)
@@ -148,7 +150,14 @@ def read_spec(path: Path) -> InputSpec:
     except yaml.YAMLError as exc:
         raise UsageError(f"--input {path}: not YAML ({str(exc).splitlines()[0]})") from exc
     doc = _strict(path, "top level", doc,
-                  ("app_class", "topics", "output_partitions", "compare", "config"))
+                  ("app_class", "app_main", "app_args", "topics", "output_partitions",
+                   "compare", "config"))
+    entry = {key: _typed(path, key, doc[key], str) for key in ("app_class", "app_main", "app_args")
+             if doc.get(key) is not None}
+    if "app_class" in entry and "app_main" in entry:
+        raise _refuse(path, "top level", "give app_class or app_main, not both")
+    if "app_args" in entry and "app_main" not in entry:
+        raise _refuse(path, "app_args", "the arguments of app_main: give app_main too")
     topics_doc = doc.get("topics")
     if not isinstance(topics_doc, list) or not topics_doc:
         raise _refuse(path, "topics", "give a list of at least one input topic")
@@ -163,10 +172,9 @@ def read_spec(path: Path) -> InputSpec:
     config = doc.get("config") or {}
     if not isinstance(config, Mapping):
         raise _refuse(path, "config", "a mapping of Kafka Streams / app settings")
-    app_class = doc.get("app_class")
     return InputSpec(
-        path=path, topics=topics,
-        app_class=None if app_class is None else _typed(path, "app_class", app_class, str),
+        path=path, topics=topics, app_class=entry.get("app_class"),
+        app_main=entry.get("app_main"), app_args=entry.get("app_args"),
         output_partitions=(None if doc.get("output_partitions") is None else
                            _typed(path, "output_partitions", doc["output_partitions"], int, 1)),
         compare=Compare(tuple(ignored)),

@@ -135,12 +135,37 @@ def timeline_figure(tl: Timeline, pods: Sequence[str]) -> go.Figure:
         row_heights=[0.22, 0.28, 0.25, 0.25],
         subplot_titles=[
             f"faults per pod and broker (from {tl.band_source})",
-            "client throughput (acks/s)",
-            "consumer lag (records acked - committed)",
+            *(("topic throughput (records/s, from end offsets)",
+               "group lag (input records not committed, sampled)")
+              if tl.topic_rates else
+              ("client throughput (acks/s)", "consumer lag (records acked - committed)")),
             "transaction commits per pod (/s)",
         ],
     )
     _add_bands(fig, tl, pods)
+    if tl.topic_rates:
+        _add_topic_rows(fig, tl)
+    else:
+        _add_client_rows(fig, tl)
+    for pod, rates in tl.commits.items():
+        fig.add_trace(
+            go.Scatter(x=tl.bins, y=rates, name=pod, legendgroup="commits",
+                       legendgrouptitle_text="commits", line_shape="hv"),
+            row=4, col=1,
+        )
+    _shade_faults(fig, tl, TIMELINE_ROWS)
+    fig.update_xaxes(title_text=f"seconds since load start (bins of {tl.bin_s:g} s)",
+                     row=4, col=1)
+    fig.update_layout(
+        template="plotly_white", height=900, barmode="overlay", hovermode="closest",
+        margin={"l": 70, "r": 20, "t": 40, "b": 50},
+        legend={"groupclick": "toggleitem"},
+    )
+    return fig
+
+
+def _add_client_rows(fig: go.Figure, tl: Timeline) -> None:
+    """A ledger run's: its client's acks, and the lag from them and the traced commits."""
     fig.add_trace(
         go.Scatter(x=tl.bins, y=tl.acks, name="acked", line={"color": "#0969da"},
                    legendgroup="client", legendgrouptitle_text="client", line_shape="hv"),
@@ -161,21 +186,26 @@ def timeline_figure(tl: Timeline, pods: Sequence[str]) -> go.Figure:
     else:
         fig.add_annotation(text="no commit offsets in the traces", showarrow=False,
                            xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
-    for pod, rates in tl.commits.items():
+
+
+def _add_topic_rows(fig: go.Figure, tl: Timeline) -> None:
+    """An app run's: its input and output topics' rates, its group's lag."""
+    for name, rates in tl.topic_rates.items():
         fig.add_trace(
-            go.Scatter(x=tl.bins, y=rates, name=pod, legendgroup="commits",
-                       legendgrouptitle_text="commits", line_shape="hv"),
-            row=4, col=1,
+            go.Scatter(x=tl.bins, y=rates, name=name, legendgroup="topics",
+                       legendgrouptitle_text="topics", line_shape="hv",
+                       line={"dash": "dot" if name.startswith("out: ") else "solid"}),
+            row=2, col=1,
         )
-    _shade_faults(fig, tl, TIMELINE_ROWS)
-    fig.update_xaxes(title_text=f"seconds since load start (bins of {tl.bin_s:g} s)",
-                     row=4, col=1)
-    fig.update_layout(
-        template="plotly_white", height=900, barmode="overlay", hovermode="closest",
-        margin={"l": 70, "r": 20, "t": 40, "b": 50},
-        legend={"groupclick": "toggleitem"},
-    )
-    return fig
+    if tl.group_lag is not None:
+        fig.add_trace(
+            go.Scatter(x=tl.bins, y=tl.group_lag, name="group lag", line={"color": "#8250df"},
+                       fill="tozeroy", legendgroup="topics", line_shape="hv"),
+            row=3, col=1,
+        )
+    else:
+        fig.add_annotation(text="the group's lag was not sampled", showarrow=False,
+                           xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
 
 
 def trend_figure(summaries: Sequence[RunSummary]) -> go.Figure:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from common.files import write_atomically
+from harness.report.app_page import AppFacts, app_config_rows, app_facts
 from harness.report.charts import timeline_figure, to_div
 from harness.report.coverage import CoverageRow, OverTime, coverage_rows, over_time
 from harness.report.examples import CheckView, Table, check_views, records_table
@@ -120,11 +121,16 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
     no_windows: OverTime | None = None  # a run shorter than two windows, not a soak
     windows = guarded(errors, "over-time",
                       lambda: over_time(files.run_dir, files.results, run, origin), no_windows)
+    no_app: AppFacts | None = None
+    app = guarded(errors, "app", lambda: app_facts(files.run_dir, run), no_app)
+    if app is not None and isinstance(config, Mapping):
+        config = app_config_rows(config)
     knob_table: list[KnobRow] = guarded(
         errors, "knobs", lambda: knob_rows(config if isinstance(config, Mapping) else None),
         [])
     return {
         "s": s,
+        "app": app,
         "exit_name": "" if s.exit_code is None else EXIT_NAMES.get(s.exit_code, "abnormal"),
         "run_rows": guarded(errors, "configuration", lambda: _run_rows(s, run),
                             list[tuple[str, str]]()),
@@ -134,6 +140,7 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "version_rows": flat_rows(run.get("versions")),
         "timing_rows": flat_rows(run.get("timings")),
         "checks": checks,
+        "not_judged": dig(files.results, "not_judged"),
         "results_missing": _problem(files, RESULTS_FILE),
         "timeline": timeline_html if tl else "",
         "timeline_note": timeline_html or "the timeline could not be built",

@@ -23,6 +23,8 @@ NEMESIS = "nemesis"
 SEND = "send"
 # The supervisor's ops (harness/platforms/supervised.py): a pod's process exits, restarts.
 POD_LIFECYCLE = ("pod-exited", "pod-restarted")
+# An app run's samples of its topics' end offsets and its group's lag (harness/run/lifecycle.py).
+TOPIC_PROGRESS = "topic-progress"
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,10 @@ class Timeline:
     bands: list[Band] = field(default_factory=list)
     band_source: str = "history"
     pod_events: list[PodEvent] = field(default_factory=list)
+    # An app run's: records/s of each input ("in: t") and output ("out: t") topic, and the
+    # group's lag as sampled; empty and None for a ledger run.
+    topic_rates: dict[str, list[float]] = field(default_factory=dict)
+    group_lag: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +161,7 @@ class Accumulator:
         self.commits: dict[str, Counter[int]] = {}
         self.nemesis: list[dict[str, Any]] = []
         self.pod_ops: list[tuple[int, str, dict[str, Any]]] = []
+        self.topic_samples: list[tuple[int, dict[str, Any]]] = []
 
     def _seen(self, t_ns: int) -> int:
         """The slot of a time. Slots start at the first time seen (usually the earliest:
@@ -176,6 +183,9 @@ class Accumulator:
             self.nemesis.append({"time_ns": t_ns, "f": op.get("f"), "value": dict(value)})
         elif op.get("f") in POD_LIFECYCLE and value:
             self.pod_ops.append((t_ns, str(op.get("f")), dict(value)))
+        elif op.get("f") == TOPIC_PROGRESS and value:
+            self._seen(t_ns)
+            self.topic_samples.append((t_ns, dict(value)))
         elif op.get("f") == SEND and op.get("type") in ("ok", "info"):
             slot = self._seen(t_ns)
             if op.get("type") == "info":
@@ -252,12 +262,53 @@ class Accumulator:
         if not tl.bands:
             tl.bands = plan_bands(plan, span)
             tl.band_source = "plan.json"
+        tl.topic_rates, tl.group_lag = self._topic_series(bin_of, anchor, nbins)
         tl.pod_events = [
             PodEvent(str(v.get("target", "?")), f, max(0.0, (t - origin) / 1e9),
                      ", ".join(f"{k} {v[k]}" for k in sorted(v) if k != "target"))
             for t, f, v in sorted(self.pod_ops, key=lambda o: o[0])
         ]
         return tl
+
+
+    def _topic_series(self, bin_of: Any, anchor: int, nbins: int
+                      ) -> tuple[dict[str, list[float]], list[float] | None]:
+        """From the samples: each topic's rate between two samples (the growth of its end
+        offsets over the time between them) in every bin the interval covers, and the lag
+        each sample saw carried forward to the next."""
+        if not self.topic_samples:
+            return {}, None
+        samples = sorted(self.topic_samples, key=lambda s: s[0])
+        rates: dict[str, list[float]] = {}
+        lag: list[float | None] = [None] * nbins
+        previous: tuple[int, dict[str, Any]] | None = None
+        for t_ns, value in samples:
+            b = bin_of((t_ns - anchor) // FINE_NS)
+            seen = _int(value.get("lag"))
+            if seen is not None:
+                lag[b] = float(seen)
+            if previous is not None and t_ns > previous[0]:
+                first = bin_of((previous[0] - anchor) // FINE_NS)
+                for side in ("in", "out"):
+                    now, before = value.get(side), previous[1].get(side)
+                    if not isinstance(now, Mapping) or not isinstance(before, Mapping):
+                        continue
+                    for topic, end in now.items():
+                        grown, was = _int(end), _int(before.get(topic))
+                        if grown is None or was is None:
+                            continue
+                        rate = max(0, grown - was) / ((t_ns - previous[0]) / 1e9)
+                        series = rates.setdefault(f"{side}: {topic}", [0.0] * nbins)
+                        for i in range(first, b + 1):
+                            series[i] = rate
+            previous = (t_ns, value)
+        carried: list[float] = []
+        last = 0.0
+        for value_ in lag:
+            last = value_ if value_ is not None else last
+            carried.append(last)
+        has_lag = any(v is not None for v in lag)
+        return dict(sorted(rates.items())), carried if has_lag else None
 
 
 def build_timeline(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from checker.model import Verdict, compose, compose_exit_codes, exit_code
@@ -51,10 +52,12 @@ def execute(config: RunConfig, results_dir: Path, plan: Plan | None = None) -> R
     require_platform(config.platform, (step.fault for step in plan.steps), config.bootstrap)
     run = Run(config, results_dir, plan)
     out.print(f"run folder: {run.run_dir}", highlight=False, soft_wrap=True, markup=False)
+    what = (f"app {escape(config.app or '?')}" if SUT_KINDS[config.sut].user_app
+            else f"bugs {','.join(config.bugs) or 'none'}")
     err.print(
-        f"profile [bold]{config.profile}[/] seed {config.seed} bugs "
-        f"{','.join(config.bugs) or 'none'}; {config.pods} pods x {config.threads} threads, "
-        f"{config.brokers} broker(s), {config.time_limit_s:.0f}s at {config.rate:.0f} events/s"
+        f"profile [bold]{config.profile}[/] seed {config.seed} {what}; {config.pods} pods x "
+        f"{config.threads} threads, {config.brokers} broker(s), {config.time_limit_s:.0f}s at "
+        f"{config.rate:.0f} events/s"
     )
     if config.drawn_knobs:  # a broad profile's settings, drawn from the seed (faults/knobs.py)
         drawn = ", ".join(f"{k} {getattr(config, k)}" for k in config.drawn_knobs)
@@ -77,18 +80,30 @@ def execute_showing_progress(config: RunConfig, run: Run) -> RunOutcome:
 
 def _print_verdict(outcome: RunOutcome) -> None:
     results_path = outcome.run_dir / "results.json"
-    counts: dict[str, Any] = {}
+    doc: dict[str, Any] = {}
     if results_path.exists():
-        counts = json.loads(results_path.read_text()).get("anomaly_counts", {})
+        doc = json.loads(results_path.read_text())
+    counts: dict[str, Any] = doc.get("anomaly_counts", {})
     verdict = VERDICT_STYLE.get(outcome.verdict, "[bold yellow]UNKNOWN[/]")
     anomalies = ", ".join(f"{k}: {v}" for k, v in counts.items()) or "no anomalies"
     if outcome.verdict is True and counts:  # e.g. duplicates under at-least-once
         anomalies = f"no anomalies; counted but allowed: {anomalies}"
-    out.print(f"verdict {verdict}  ({anomalies})")
+    out.print(f"verdict {verdict}  ({anomalies}){not_judged(doc)}", highlight=False,
+              soft_wrap=True)
     report = outcome.run_dir / "report.html"
     if report.exists():
         out.print(f"report: {report}", highlight=False, soft_wrap=True)
     out.print(f"repro:  {repro_command(outcome.run_dir)}", highlight=False, soft_wrap=True)
+
+
+def not_judged(results: dict[str, Any]) -> str:
+    """The verdict line's tail when the check that carries the run's meaning was not
+    applicable (an app's oracle): the verdict is the other checks' only."""
+    missing = results.get("not_judged")
+    if not isinstance(missing, dict):
+        return ""
+    return (f"  [bold yellow]NOT JUDGED[/] by the {missing.get('check')}: "
+            f"{escape(str(missing.get('reason')))}")
 
 
 def require_tools(config: RunConfig) -> None:
@@ -248,7 +263,7 @@ def check(run_dirs: list[Path], spark_master: str | None) -> int:
             name = f"{run_dir.name}: " if len(run_dirs) > 1 else ""
             out.print(f"{name}verdict {VERDICT_STYLE.get(verdict, '[bold yellow]UNKNOWN[/]')} "
                       f"({', '.join(f'{k}: {v}' for k, v in counts.items()) or 'no anomalies'})"
-                      f"{_why_unknown(doc)}", highlight=False, soft_wrap=True)
+                      f"{_why_unknown(doc)}{not_judged(doc)}", highlight=False, soft_wrap=True)
             render_reports(run_dir)
             verdicts.append(verdict)
     finally:

@@ -84,9 +84,12 @@ class RunConfig:
     # Kafka Streams' rebalance protocol (harness/run/protocol.py): classic, or streams
     # (KIP-1071, the assignment on the broker; the run's standbys and session set there)
     group_protocol: str = CLASSIC
-    # sut app (docs/your-app.md): the user's app, its topology class, its input spec
+    # sut app (docs/your-app.md): the user's app, where it is entered (a topology method, or
+    # its own main and that main's arguments, shell-quoted), its input spec
     app: str | None = None
     app_class: str | None = None
+    app_main: str | None = None
+    app_args: str | None = None
     input_spec: str | None = None
     # The differential oracle beside the ledger checks (sut kstreams; always on for app)
     oracle: bool = False
@@ -299,12 +302,18 @@ def validate(config: RunConfig) -> RunConfig:
             raise UsageError("--kafka-version picks the brokers kchaos starts: drop it with "
                              "--bootstrap (that Kafka is used as it is)")
     app_only = [flag for flag, value in (("--app", config.app), ("--app-class", config.app_class),
+                                         ("--app-main", config.app_main),
+                                         ("--app-args", config.app_args),
                                          ("--input", config.input_spec)) if value]
     if app_only and not sut.user_app:
         raise UsageError(f"{app_only[0]} needs {names_with('user_app')}")
     if sut.user_app and not (config.app and config.input_spec):
         raise UsageError(f"--sut {config.sut} needs --app JAR|FOLDER|GROUP:ARTIFACT:VERSION and "
                          "--input SPEC (docs/your-app.md)")
+    if sut.user_app:
+        from harness.app.entry import check_entry
+
+        check_entry(config.app_class, config.app_main, config.app_args)
     if config.oracle and not sut.ledger_oracle:
         raise UsageError(f"--oracle judges the ledger app on Kafka Streams: give "
                          f"{names_with('ledger_oracle')} (an app run has the oracle always)")

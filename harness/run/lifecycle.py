@@ -274,6 +274,7 @@ class Run:
     def _watch_load(self, bootstrap: str, client: Load, stop: threading.Event) -> None:
         last_lag = 0.0
         probe = LagProbe(bootstrap, self.config.application_id, self.workload.lag_topics())
+        rated = self.workload.rate_topics()
         try:
             while not stop.wait(0.5):
                 self._watch_deaths()
@@ -281,6 +282,10 @@ class Run:
                 if time.monotonic() - last_lag > 3:
                     self.progress.lag = probe.lag()
                     last_lag = time.monotonic()
+                    if rated:  # the report's topic rates and group lag (harness/report/series.py)
+                        self.history.record("harness", "info", "topic-progress", {
+                            "lag": self.progress.lag,
+                            **{side: probe.ends(topics) for side, topics in rated.items()}})
                 self._sink(self.progress)
         finally:
             probe.close()

@@ -93,7 +93,13 @@ RUN_OPTIONS: list[tuple[str, str, type, str]] = [
     ("--app", "app", str, "--sut app: the app, a jar, a Maven project folder or "
                           "GROUP:ARTIFACT:VERSION (docs/your-app.md)"),
     ("--app-class", "app_class", str,
-     "--sut app: the class with `static Topology topology(Properties)` (default: the spec's)"),
+     "--sut app: CLASS[#METHOD], a public method returning the app's Topology, taking "
+     "Properties or nothing (default: the spec's app_class; METHOD default topology)"),
+    ("--app-main", "app_main", str,
+     "--sut app: run the app's own main of this class, taken over at its KafkaStreams "
+     "(default, when no --app-class: the jar's Main-Class)"),
+    ("--app-args", "app_args", str,
+     "--sut app: the arguments of --app-main, one shell-quoted string (--app-args='--x 1')"),
     ("--input", "input_spec", str, "--sut app: the input spec file (docs/your-app.md)"),
     ("--spark-master", "spark_master", str, "Spark master URL for the check (default local[*])"),
     ("--drain-timeout", "drain_timeout_s", float, "seconds to wait for the group to catch up"),

@@ -107,6 +107,18 @@ class LagProbe:
             return None
         return lag
 
+    def ends(self, topics: tuple[str, ...]) -> dict[str, int] | None:
+        """Each topic's end offsets summed over its partitions (records written, and under
+        exactly-once the transaction markers); None if the cluster did not answer."""
+        try:
+            if self._consumer is None:
+                self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap,
+                                               request_timeout_ms=30000)
+            return {topic: sum(_ends(self._consumer, topic).values()) for topic in topics}
+        except Exception:
+            self.close()
+            return None
+
     def close(self) -> None:
         for client in (self._consumer, self._admin):
             if client is not None:

@@ -7,7 +7,7 @@ input spec's records, judged by the oracle). `open_workload` gives a run's.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -57,6 +57,12 @@ class Workload(Protocol):
         """The input topics the group's progress is measured on."""
         ...
 
+    def rate_topics(self) -> Mapping[str, tuple[str, ...]]:
+        """Topics whose end offsets the load phase samples into the history (`topic-progress`
+        ops, with the group's lag) for the report's rates: {"in": ..., "out": ...}; empty
+        when the report has better (the ledger's acks and traced commit offsets)."""
+        ...
+
     def load(self, bootstrap: str) -> Load: ...
 
     def background(self) -> list[Callable[[threading.Event], None]]:
@@ -83,6 +89,9 @@ class LedgerWorkload:
 
     def lag_topics(self) -> tuple[str, ...]:
         return (INPUT_TOPIC,)
+
+    def rate_topics(self) -> Mapping[str, tuple[str, ...]]:
+        return {}
 
     def load(self, bootstrap: str) -> Load:
         c = self.config
@@ -153,6 +162,10 @@ class AppWorkload:
         return (*described.sources,
                 *(f"{self.config.application_id}-{t}" for t in described.internal))
 
+    def rate_topics(self) -> Mapping[str, tuple[str, ...]]:
+        described = self.sut.description
+        return {"in": tuple(t.name for t in self.spec.topics), "out": described.sinks}
+
     def load(self, bootstrap: str) -> Load:
         assert self._load is not None, "setup first"
         return self._load
@@ -167,12 +180,15 @@ class AppWorkload:
             ignore_json_fields=self.spec.compare.ignore_json_fields,
             not_applicable=self.sut.description.not_applicable,
             config=self.sut.streams_config,
+            entry=tuple(self.sut.launcher_args()), jvm_options=tuple(self.sut.jvm_options()),
         )
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures:
         raw = RawTopics(inputs=self._inputs(), outputs=self.sut.description.sinks)
+        guarantee, chosen_by = self.sut.guarantee()
         doc = {**meta, "workload": "app", "oracle": self.oracle().to_json(),
-               "input_spec": str(self.spec.path)}
+               "input_spec": str(self.spec.path), "guarantee": guarantee,
+               "app": self.sut.summary(chosen_by)}
         return collect(run_dir, bootstrap, self.config.application_id, doc, topics=None,
                        raw=raw)
 

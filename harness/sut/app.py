@@ -1,11 +1,13 @@
 """SUT `app`: the user's own Kafka Streams application (docs/your-app.md).
 
-The app hands over its topology by one convention: a public class with
-`public static Topology topology(Properties config)`. Our launcher (`AppLauncher` in
-workloads/kstreams, built for the run's Kafka Streams release) runs it as pods with the
-run's settings, our listeners and trace, its state directory on the pod's volume; the same
-launcher describes the topology (which topics it reads and writes) and runs it as the
-reference in TopologyTestDriver for the oracle (checker/oracle).
+The app hands over its topology through a method returning it (`--app-class
+CLASS[#METHOD]`) or through its own main (`--app-main`, default the jar's Main-Class), taken
+over at the KafkaStreams constructor by the launcher's Java agent (harness/app/entry.py).
+Our launcher (`AppLauncher` in workloads/kstreams, built for the run's Kafka Streams
+release) runs it as pods with the run's settings, our listeners and trace, its state
+directory on the pod's volume; the same launcher describes the topology (which topics it
+reads and writes, and the settings a main built) and runs it as the reference in
+TopologyTestDriver for the oracle (checker/oracle).
 """
 
 from __future__ import annotations
@@ -16,8 +18,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.app.build import app_jars, check_app
+from harness.app.build import (
+    AppJars,
+    app_jars,
+    bundled_kafka_streams,
+    check_app,
+    provided_artifacts,
+)
+from harness.app.entry import Entry, resolve_entry
 from harness.app.spec import InputSpec, read_spec
+from harness.console import err
 from harness.errors import UsageError
 from harness.kafka.jars import require_java
 from harness.run.config import RunConfig
@@ -29,6 +39,9 @@ LAUNCHER_CLASS = "dev.kchaos.kstreams.AppLauncher"
 # clean. Not the ledger app's pin (4.1.2, for KAFKA-20685): that release keeps a restore-time
 # checkpoint through RUNNING, which every app run on it would show as stale-checkpoint.
 DEFAULT_VERSION = "4.2.2"
+GUARANTEE = "processing.guarantee"
+# How long the app's main may take to build its KafkaStreams (describe, pods, reference).
+CAPTURE_TIMEOUT_S = 60.0
 REFUSED = refused_for({"worker-hook": kstreams.KAFKA_STREAMS_HAS_NO_HOOK,
                        "ledger": "an app run has no ledger"})
 
@@ -77,33 +90,56 @@ class UserApp:
     def from_config(cls, config: RunConfig) -> UserApp:
         assert config.app is not None and config.input_spec is not None  # validate() says so
         spec = read_spec(Path(config.input_spec))
-        app_class = config.app_class or spec.app_class
-        if app_class is None:
-            raise UsageError(f"--sut app needs --app-class, or app_class in {spec.path}")
-        app = cls(config.app, app_class, config.kstreams_version or DEFAULT_VERSION, spec,
-                  (*spec.config, *config.streams_config))
+        check_app(config.app)
+        own: tuple[Path, ...] = ()
+        if not (config.app_class or config.app_main or spec.app_class or spec.app_main):
+            own = app_jars(config.app).own  # the Main-Class is in the app's own jar
+        entry = resolve_entry(config.app_class, config.app_main, config.app_args, spec, own)
+        app = cls(config.app, entry, config.kstreams_version or DEFAULT_VERSION, spec,
+                  (*spec.config, *config.streams_config), config.guarantee)
         kstreams.require_served(app.version)
         return app
 
-    def __init__(self, app: str, app_class: str, version: str, spec: InputSpec,
-                 streams_config: tuple[str, ...] = ()) -> None:
+    def __init__(self, app: str, entry: Entry | str, version: str, spec: InputSpec,
+                 streams_config: tuple[str, ...] = (),
+                 run_guarantee: str = "exactly_once_v2") -> None:
         tree = kstreams.generation(version)  # bad input: before a run folder exists
         if tree is not kstreams.GENERATIONS[0]:
             first = ".".join(map(str, kstreams.GENERATIONS[0].first))
             raise UsageError(f"--sut app runs on Kafka Streams {first} or later (the launcher "
                              f"uses its current API); give --kstreams-version {first}.0 or newer")
         check_app(app)
-        self.app, self.app_class, self.version = app, app_class, version
+        self.app, self.version = app, version
+        self.entry = entry if isinstance(entry, Entry) else Entry(app_class=entry)
         self.spec = spec  # read once: the run's workload sends and judges by it
         self.streams_config = streams_config
+        self.run_guarantee = run_guarantee
         self._classpath: tuple[str, ...] | None = None
         self._description: TopologyDescription | None = None
+        self._app_config: dict[str, str] = {}
+        self._agent: str | None = None
+        self.dropped: tuple[str, ...] = ()  # the app's dependencies the launcher provides
+        self.bundled: tuple[str, ...] = ()  # the app's jars with Kafka Streams in them
+
+    @property
+    def app_class(self) -> str:
+        """The entry's name (the oracle's and the report's)."""
+        return self.entry.name
 
     def prepare(self) -> None:
         require_java()
         launcher = kstreams.build(self.version)
-        jars = [str(j) for j in app_jars(self.app)]
-        self._classpath = (*launcher.classpath.split(":"), *jars)
+        jars: AppJars = app_jars(self.app)
+        provided = provided_artifacts(launcher.jars[1:])
+        kept = jars.classpath(provided)
+        self.dropped = tuple(f"{a.group}:{a.artifact}" for a in jars.dropped(provided))
+        self.bundled = tuple(j.name for j in bundled_kafka_streams(kept))
+        if self.bundled:
+            err.print(f"[yellow]warning[/]: {', '.join(self.bundled)} bundles Kafka Streams' own "
+                      f"classes; the run uses Kafka Streams {self.version}'s (the launcher's "
+                      f"jars come first on the classpath)", highlight=False, soft_wrap=True)
+        self._agent = str(launcher.jars[0])
+        self._classpath = (*launcher.classpath.split(":"), *(str(j) for j in kept))
         self._description = self._describe()
 
     @property
@@ -120,37 +156,86 @@ class UserApp:
         assert self._description is not None
         return self._description
 
+    @property
+    def app_config(self) -> dict[str, str]:
+        """The settings the app's main built (secrets hidden); empty for a method."""
+        _ = self.description
+        return self._app_config
+
+    def jvm_options(self, agent: str | None = None) -> list[str]:
+        """The launcher's Java agent, for a main (it takes over the KafkaStreams)."""
+        if not self.entry.is_main:
+            return []
+        _ = self.classpath
+        return [f"-javaagent:{agent or self._agent}"]
+
+    def launcher_args(self) -> list[str]:
+        return [*self.entry.launcher_args(),
+                "--capture-timeout-ms", str(int(CAPTURE_TIMEOUT_S * 1000))]
+
+    def guarantee(self) -> tuple[str, str]:
+        """The guarantee the pods run with and whose choice it is: the run's --streams-config
+        (or the spec's config), else the app's main, else the run's --guarantee."""
+        for setting in reversed(self.streams_config):
+            key, _, value = setting.partition("=")
+            if key.strip() == GUARANTEE:
+                return value.strip(), "the run's --streams-config"
+        if GUARANTEE in self.app_config:
+            return self.app_config[GUARANTEE], "the app's"
+        return self.run_guarantee, "the run's"
+
+    def summary(self, guarantee_chosen_by: str) -> dict[str, object]:
+        """What the run's meta.json (and so the report) says of the app."""
+        return {"app": self.app, "entry": self.entry.to_json(), "kstreams_version": self.version,
+                "guarantee_chosen_by": guarantee_chosen_by, "app_config": self.app_config,
+                "sources": list(self.description.sources), "sinks": list(self.description.sinks),
+                "dropped_dependencies": list(self.dropped),
+                "bundles_kafka_streams": list(self.bundled)}
+
     def _describe(self) -> TopologyDescription:
         result = subprocess.run(
-            [require_java(), "-cp", ":".join(self.classpath), LAUNCHER_CLASS, "describe",
-             "--app-class", self.app_class,
+            [require_java(), *self.jvm_options(), "-cp", ":".join(self.classpath),
+             LAUNCHER_CLASS, "describe", *self.launcher_args(),
              *[arg for c in self.streams_config for arg in ("--config", c)]],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True, text=True, timeout=CAPTURE_TIMEOUT_S + 60,
         )
         if result.returncode != 0:
             last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-            raise UsageError(f"--app-class {self.app_class}: {last.removeprefix('kchaos-app: ')}")
+            if not last.startswith("kchaos-app: ") and self.entry.is_main:
+                last = (f"{self.entry.name} ended (exit {result.returncode}) before building a "
+                        f"KafkaStreams; its last line: {last}")
+            raise UsageError(f"{self._flag()}: {last.removeprefix('kchaos-app: ')}")
         try:
-            return TopologyDescription.from_json(json.loads(result.stdout.strip().splitlines()[-1]))
+            doc = json.loads(result.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError) as exc:
             raise UsageError(f"the launcher's description of {self.app_class} is not JSON "
                              f"({exc}): rebuild with `make setup`") from exc
+        config = doc.get("app_config") or {}
+        self._app_config = {str(k): str(v) for k, v in config.items()}
+        return TopologyDescription.from_json(doc)
+
+    def _flag(self) -> str:
+        if self.entry.is_main:
+            return f"--app-main {self.entry.app_main}"
+        return f"--app-class {self.entry.app_class}"
 
     def command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
-        return self._java(require_java(), ":".join(self.classpath), settings, pod, paths)
+        return self._java(require_java(), ":".join(self.classpath), self.jvm_options(),
+                          settings, pod, paths)
 
     def pod_image(self) -> PodImage:
         return PodImage("jvm", tuple(Path(j) for j in self.classpath))
 
     def container_command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
-        return self._java("java", f"{CONTAINER_APP_DIR}/*", settings, pod, paths)
+        agent = f"{CONTAINER_APP_DIR}/{Path(self.classpath[0]).name}"
+        return self._java("java", f"{CONTAINER_APP_DIR}/*", self.jvm_options(agent), settings,
+                          pod, paths)
 
-    def _java(self, java: str, classpath: str, settings: PodSettings, pod: str,
-              paths: PodPaths) -> list[str]:
+    def _java(self, java: str, classpath: str, options: list[str], settings: PodSettings,
+              pod: str, paths: PodPaths) -> list[str]:
         extra = [arg for setting in self.streams_config for arg in ("--streams-config", setting)]
-        return [java, "-Xms64m", "-Xmx384m", "-cp", classpath, LAUNCHER_CLASS, "pod",
-                "--app-class", self.app_class, *settings.argv(pod, paths), *extra]
+        return [java, "-Xms64m", "-Xmx384m", *options, "-cp", classpath, LAUNCHER_CLASS, "pod",
+                *self.launcher_args(), *settings.argv(pod, paths), *extra]
 
     def env(self) -> dict[str, str]:
         return {}
-

@@ -41,19 +41,6 @@ def test_bad_app_options_are_one_line_254_and_no_run_folder(
     assert not any(tmp_path.iterdir())
 
 
-def test_a_spec_without_app_class_needs_the_option(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text("topics: [{name: sentences, value: a b c}]\n")
-    results = tmp_path / "results"
-    code = main(["--results-dir", str(results), "run", "--sut", "app", "--app", str(EXAMPLES),
-                 "--input", str(spec)])
-    assert code == 254
-    assert "--app-class" in capsys.readouterr().err
-    assert not results.exists() or not any(results.iterdir())
-
-
 def test_a_fault_on_the_ledgers_accounts_topic_is_refused_for_an_app(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

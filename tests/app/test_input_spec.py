@@ -15,10 +15,12 @@ from harness.errors import UsageError
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("**/*.yaml")), ids=lambda p: p.stem)
 def test_every_shipped_spec_reads(path: Path) -> None:
     spec = read_spec(path)
-    assert spec.app_class and spec.app_class.startswith("dev.kchaos.examples.")
+    entry = spec.app_class or spec.app_main
+    assert entry and entry.startswith(("dev.kchaos.examples.",
+                                       "org.apache.kafka.streams.examples."))
     for topic in spec.topics:
         first = list(itertools.islice(records(topic, seed=1), 5))
         assert len(first) == 5 and all(r.topic == topic.name for r in first)

@@ -2,9 +2,6 @@ package dev.kchaos.kstreams;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,29 +18,34 @@ import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 
 /**
- * Runs a user's Kafka Streams application (`--sut app`), found by convention: a public class
- * with `public static org.apache.kafka.streams.Topology topology(java.util.Properties)`,
- * given the run's Streams settings (default key and value serdes String). Modes:
+ * Runs a user's Kafka Streams application (`--sut app`), entered where AppEntry says: a
+ * method returning its Topology (`--app-class CLASS[#METHOD]`, given the run's Streams
+ * settings, default key and value serdes String), or its own main (`--app-main CLASS
+ * [--app-arg A ...]`, under the `-javaagent:` of this jar: CaptureAgent). ENTRY below is
+ * either. Modes:
  * <ul>
- * <li>`pod --app-class CLASS <pod flags>`: one pod (Pod, as LedgerApp's), plus TaskWatch
+ * <li>`pod ENTRY <pod flags>`: one pod (Pod, as LedgerApp's, or AppMainPod), plus TaskWatch
  *     for task-running/task-closed; the record cache is off (every update is emitted).
  *     Exit 0 after SIGTERM, 1 when the client goes to ERROR, 2 on bad flags or an app that
  *     cannot be loaded or started.
- * <li>`describe --app-class CLASS [--config K=V ...]`: one JSON line, the topology's topics
- *     and stores (TopologyShape).
- * <li>`reference --app-class CLASS --input IN.jsonl --output OUT.jsonl
- *     [--wall-clock-step-ms N] [--config K=V ...]`: the topology in TopologyTestDriver fed
- *     IN's records in file order (checker/oracle/reference.py); its output records to OUT,
- *     a summary line on stdout. Exit 3 when a record throws in the topology.
+ * <li>`describe ENTRY [--config K=V ...]`: one JSON line, the topology's topics and stores
+ *     (TopologyShape), and for a main the settings it built (`app_config`, secrets hidden).
+ * <li>`reference ENTRY --input IN.jsonl --output OUT.jsonl [--wall-clock-step-ms N]
+ *     [--config K=V ...]`: the topology in TopologyTestDriver fed IN's records in file
+ *     order (checker/oracle/reference.py); its output records to OUT, a summary line on
+ *     stdout. Exit 3 when a record throws in the topology.
  * </ul>
+ * `--capture-timeout-ms N` (default 60 s): how long a main may take to build its KafkaStreams.
  * A refusal is one line `kchaos-app: ...` on stderr.
  */
 public final class AppLauncher {
     static final ObjectMapper JSON = new ObjectMapper();
     private static final String PREFIX = "kchaos-app: ";
-    static final String USAGE = "usage: AppLauncher pod --app-class CLASS <pod flags> | "
-        + "describe --app-class CLASS [--config KEY=VALUE ...] | reference --app-class CLASS "
-        + "--input IN.jsonl --output OUT.jsonl [--wall-clock-step-ms N] [--config KEY=VALUE ...]";
+    static final String ENTRY = "(--app-class CLASS[#METHOD] | --app-main CLASS [--app-arg A ...])";
+    static final String USAGE = "usage: AppLauncher pod " + ENTRY + " <pod flags> | describe " + ENTRY
+        + " [--config KEY=VALUE ...] | reference " + ENTRY + " --input IN.jsonl --output OUT.jsonl "
+        + "[--wall-clock-step-ms N] [--config KEY=VALUE ...]";
+    static final Set<String> ENTRY_FLAGS = Set.of("app-class", "app-main", "capture-timeout-ms");
 
     private AppLauncher() {}
 
@@ -73,7 +75,11 @@ public final class AppLauncher {
                     }
                     return;  // after SIGTERM: the JVM is shutting down, no System.exit
                 }
-                case "describe" -> describe(rest);
+                case "describe" -> {
+                    describe(rest);
+                    System.out.flush();
+                    Runtime.getRuntime().halt(0);  // a main's threads and hooks are not ours to wait for
+                }
                 case "reference" -> ReferenceRun.reference(rest);
                 default -> throw new Refused("no mode " + (mode.isEmpty() ? "given" : mode) + ": " + USAGE);
             }
@@ -97,21 +103,25 @@ public final class AppLauncher {
     // ---- pod
 
     static int pod(String[] args) throws Refused, IOException, InterruptedException {
-        String appClass = null;
+        Map<String, String> entryFlags = new HashMap<>();
+        List<String> appArgs = new ArrayList<>();
         List<String> rest = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--app-class")) {
+            String name = args[i].startsWith("--") ? args[i].substring(2) : "";
+            if (ENTRY_FLAGS.contains(name) || name.equals("app-arg")) {
                 if (i + 1 >= args.length) {
-                    throw new Refused("--app-class wants a class name");
+                    throw new Refused(args[i] + " wants a value: " + USAGE);
                 }
-                appClass = args[++i];
+                if (name.equals("app-arg")) {
+                    appArgs.add(args[++i]);
+                } else {
+                    entryFlags.put(name, args[++i]);
+                }
             } else {
                 rest.add(args[i]);
             }
         }
-        if (appClass == null) {
-            throw new Refused("pod wants --app-class CLASS: " + USAGE);
-        }
+        AppEntry entry = entry(entryFlags, appArgs);
         Flags flags;
         Properties config;
         try {
@@ -119,6 +129,10 @@ public final class AppLauncher {
             config = Pod.config(flags);
         } catch (IllegalArgumentException e) {
             throw new Refused(e.getMessage());
+        }
+        Trace trace = new Trace(flags.get("trace", null), flags.get("instance-id", "pod-0"));
+        if (entry.isMain()) {
+            return AppMainPod.run(entry, flags, trace);
         }
         // The pod flags naming topics, for an app that reads them (LedgerApp does).
         for (String[] topic : new String[][] {{"input-topic", LedgerApp.INPUT_TOPIC},
@@ -128,63 +142,38 @@ public final class AppLauncher {
             }
         }
         config.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);  // forced: every update out
-        Trace trace = new Trace(flags.get("trace", null), flags.get("instance-id", "pod-0"));
-        Topology topology = topology(appClass, config);
+        Topology topology = entry.fromMethod(config);
         try {
             return Pod.run(config, trace, topology, true);
         } catch (RuntimeException e) {
-            throw new Refused(appClass + "'s topology did not start in Kafka Streams ("
+            throw new Refused(entry.name() + "'s topology did not start in Kafka Streams ("
                               + explain(e) + "): fix the app or its --streams-config");
         }
     }
 
-    // ---- the convention
+    static AppEntry entry(Map<String, String> opts, List<String> appArgs) throws Refused {
+        return AppEntry.parse(opts.get("app-class"), opts.get("app-main"), appArgs,
+                              opts.get("capture-timeout-ms"));
+    }
 
-    /** CLASS.topology(a copy of config), or why not. */
-    static Topology topology(String appClass, Properties config) throws Refused {
-        String wanted = "public static org.apache.kafka.streams.Topology topology(java.util.Properties)";
-        Class<?> cls;
-        try {
-            cls = Class.forName(appClass);
-        } catch (ClassNotFoundException e) {
-            throw new Refused("no class " + appClass + " on the classpath: give the class's full name "
-                              + "and put the app's jar (with the jars it needs) on the classpath");
-        } catch (LinkageError e) {
-            throw new Refused("class " + appClass + " could not be loaded (" + e
-                              + "): put the jars it needs on the classpath");
+    /**
+     * The entry's topology for describe and reference, and the settings to build it with: a
+     * method is given the placeholder settings; a main's own settings get the placeholder's
+     * cluster, id, state dir, cache and --config over them. DESCRIBE lets main go on, to
+     * refuse a second client.
+     */
+    static AppEntry.Captured capture(AppEntry entry, String applicationId, Path stateDir,
+                                     List<String> configs, Capture.Mode how)
+            throws Refused, InterruptedException {
+        Properties config = placeholder(applicationId, stateDir, configs, !entry.isMain());
+        if (!entry.isMain()) {
+            return new AppEntry.Captured(entry.fromMethod(config), config);
         }
-        Method method;
-        try {
-            method = cls.getMethod("topology", Properties.class);
-        } catch (NoSuchMethodException e) {
-            throw new Refused(appClass + " has no " + wanted + ": add one that builds the app's topology");
+        Thread main = entry.startMain(how, app -> AppEntry.over(app, config), streams -> { });
+        if (how == Capture.Mode.DESCRIBE) {
+            AppEntry.settle(main, entry.appMain);
         }
-        if (!Modifier.isStatic(method.getModifiers())) {
-            throw new Refused(appClass + ".topology(Properties) is not static: the convention is " + wanted);
-        }
-        if (!Topology.class.isAssignableFrom(method.getReturnType())) {
-            throw new Refused(appClass + ".topology(Properties) returns " + method.getReturnType().getName()
-                              + ", not this classpath's org.apache.kafka.streams.Topology: return the "
-                              + "app's Topology and do not bundle kafka-streams in the app's jar");
-        }
-        Properties given = new Properties();
-        given.putAll(config);
-        Object topology;
-        try {
-            topology = method.invoke(null, given);
-        } catch (IllegalAccessException e) {
-            throw new Refused(appClass + " must be a public class with " + wanted);
-        } catch (InvocationTargetException e) {
-            throw new Refused(appClass + ".topology(Properties) threw " + explain(e.getCause())
-                              + ": fix the app's topology method");
-        } catch (LinkageError e) {
-            throw new Refused(appClass + ".topology(Properties) could not run (" + e
-                              + "): put the jars it needs on the classpath");
-        }
-        if (topology == null) {
-            throw new Refused(appClass + ".topology(Properties) returned null: return the app's Topology");
-        }
-        return (Topology) topology;
+        return new AppEntry.Captured(Capture.topology(), AppEntry.over(Capture.appConfig(), config));
     }
 
     static String explain(Throwable e) {
@@ -199,16 +188,21 @@ public final class AppLauncher {
         return text.replace('\n', ' ');
     }
 
-    /** The settings describe and reference give the app: no cluster, a temporary state dir. */
-    static Properties placeholder(String applicationId, Path stateDir, List<String> configs) throws Refused {
+    /** The settings describe and reference give the app: no cluster, a temporary state dir;
+     * with `defaults` (a topology method's) also the guarantee and String serdes a pod has,
+     * which a main brings itself. */
+    static Properties placeholder(String applicationId, Path stateDir, List<String> configs,
+                                  boolean defaults) throws Refused {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9");
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
-        p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
+        if (defaults) {
+            p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+            p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
+            p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
+        }
         for (String setting : configs) {
             int eq = setting.indexOf('=');
             if (eq <= 0) {
@@ -219,9 +213,9 @@ public final class AppLauncher {
         return p;
     }
 
-    /** --flag value pairs of describe and reference; --config repeats. */
-    static Map<String, String> options(String[] args, Set<String> known, List<String> configs)
-            throws Refused {
+    /** --flag value pairs of describe and reference; --config and --app-arg repeat. */
+    static Map<String, String> options(String[] args, Set<String> known, List<String> configs,
+                                       List<String> appArgs) throws Refused {
         Map<String, String> values = new HashMap<>();
         for (int i = 0; i < args.length; i += 2) {
             if (!args[i].startsWith("--") || i + 1 >= args.length) {
@@ -230,16 +224,24 @@ public final class AppLauncher {
             String name = args[i].substring(2);
             if (name.equals("config")) {
                 configs.add(args[i + 1]);
-            } else if (known.contains(name)) {
+            } else if (name.equals("app-arg")) {
+                appArgs.add(args[i + 1]);
+            } else if (known.contains(name) || ENTRY_FLAGS.contains(name)) {
                 values.put(name, args[i + 1]);
             } else {
                 throw new Refused("unknown flag --" + name + ": " + USAGE);
             }
         }
-        if (!values.containsKey("app-class")) {
-            throw new Refused("--app-class CLASS is required: " + USAGE);
-        }
         return values;
+    }
+
+    static void setLevel(String logger, String level) {
+        try {
+            org.apache.logging.log4j.core.config.Configurator.setAllLevels(
+                logger, org.apache.logging.log4j.Level.valueOf(level));
+        } catch (Throwable ignored) {
+            // another logging backend: leave it
+        }
     }
 
     static void quietLogs() {
@@ -274,18 +276,41 @@ public final class AppLauncher {
 
     // ---- describe
 
-    static void describe(String[] args) throws Refused, IOException {
+    static void describe(String[] args) throws Refused, IOException, InterruptedException {
         List<String> configs = new ArrayList<>();
-        Map<String, String> opts = options(args, Set.of("app-class"), configs);
+        List<String> appArgs = new ArrayList<>();
+        Map<String, String> opts = options(args, Set.of(), configs, appArgs);
+        AppEntry entry = entry(opts, appArgs);
         quietLogs();
+        if (entry.isMain()) {  // its client is built against no cluster: the warnings say only that
+            setLevel("org.apache.kafka", "ERROR");
+        }
         Path stateDir = temporary(Files.createTempDirectory("kchaos-describe-"));
         try {
-            Properties config = placeholder("kchaos-describe", stateDir, configs);
-            Topology topology = topology(opts.get("app-class"), config);
-            TopologyShape shape = TopologyShape.of(topology.describe());
-            System.out.println(JSON.writeValueAsString(shape.json()));
+            AppEntry.Captured captured = capture(entry, "kchaos-describe", stateDir, configs,
+                                                 Capture.Mode.DESCRIBE);
+            Map<String, Object> doc = TopologyShape.of(captured.topology().describe()).json();
+            if (entry.isMain()) {
+                doc.put("app_config", shown(Capture.appConfig()));
+            }
+            System.out.println(JSON.writeValueAsString(doc));
         } finally {
             deleteTree(stateDir);
         }
+    }
+
+    private static final java.util.regex.Pattern SECRET =
+        java.util.regex.Pattern.compile("(?i).*(password|secret|jaas|token|credential).*");
+
+    /** A main's settings as the report shows them: class values by name, secrets hidden. */
+    static Map<String, String> shown(Properties config) {
+        Map<String, String> shown = new java.util.TreeMap<>();
+        for (Map.Entry<Object, Object> e : config.entrySet()) {
+            String key = String.valueOf(e.getKey());
+            Object value = e.getValue();
+            String text = value instanceof Class<?> cls ? cls.getName() : String.valueOf(value);
+            shown.put(key, SECRET.matcher(key).matches() ? "(hidden)" : text);
+        }
+        return shown;
     }
 }

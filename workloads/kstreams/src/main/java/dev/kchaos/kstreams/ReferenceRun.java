@@ -39,10 +39,12 @@ import org.apache.kafka.streams.test.TestRecord;
 final class ReferenceRun {
     private ReferenceRun() {}
 
-    static void reference(String[] args) throws Refused, IOException {
+    static void reference(String[] args) throws Refused, IOException, InterruptedException {
         List<String> configs = new ArrayList<>();
+        List<String> appArgs = new ArrayList<>();
         Map<String, String> opts = options(
-            args, Set.of("app-class", "input", "output", "wall-clock-step-ms"), configs);
+            args, Set.of("input", "output", "wall-clock-step-ms"), configs, appArgs);
+        AppEntry entry = entry(opts, appArgs);
         for (String required : List.of("input", "output")) {
             if (!opts.containsKey(required)) {
                 throw new Refused("reference wants --" + required + ": " + USAGE);
@@ -57,9 +59,11 @@ final class ReferenceRun {
         quietLogs();
         Path stateDir = temporary(referenceStateDir());
         try {
-            Properties config = placeholder("kchaos-reference", stateDir, configs);
-            Topology topology = topology(opts.get("app-class"), config);
-            Reference run = new Reference(topology, config, TopologyShape.of(topology.describe()), step);
+            AppEntry.Captured captured = capture(entry, "kchaos-reference", stateDir, configs,
+                                                 Capture.Mode.REFERENCE);
+            Topology topology = captured.topology();
+            Reference run = new Reference(topology, captured.config(),
+                                          TopologyShape.of(topology.describe()), step);
             long started = System.nanoTime();
             run.feed(Path.of(opts.get("input")), Path.of(opts.get("output")));
             Map<String, Object> summary = new LinkedHashMap<>();

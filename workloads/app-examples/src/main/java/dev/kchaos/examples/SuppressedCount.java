@@ -1,0 +1,39 @@
+package dev.kchaos.examples;
+
+import java.time.Duration;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Suppressed;
+import org.apache.kafka.streams.kstream.TimeWindows;
+
+/**
+ * A suppression (`--app-class dev.kchaos.examples.SuppressedCount#build`, an instance
+ * method): clicks per user in tumbling 5 s windows with no grace, each window's final count
+ * only, emitted when stream time passes its end. When a window closes depends on stream
+ * time, which the cluster keeps per task and the reference (TopologyTestDriver, one task)
+ * across every partition: the oracle must find the two reference orders differ and say it
+ * cannot judge, rather than call the cluster's windows lost.
+ */
+public class SuppressedCount {
+    public static final String CLICKS = "clicks";
+    public static final String FINAL = "final-clicks-per-window";
+
+    public Topology build() {
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(CLICKS, Consumed.with(Serdes.String(), Serdes.String()))
+            .groupByKey(Grouped.with(Serdes.String(), Serdes.String()))
+            .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofSeconds(5)))
+            .count()
+            .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()))
+            .toStream()
+            .map((window, count) -> KeyValue.pair(window.key() + "@" + window.window().start(),
+                                                  String.valueOf(count)))
+            .to(FINAL, Produced.with(Serdes.String(), Serdes.String()));
+        return builder.build();
+    }
+}
