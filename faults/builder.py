@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from faults.model import FIRST_FAULT_S, ProfileSettings, Step, Trigger, pod_name
+from faults.windows import PlanSettings
 
 QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
 
@@ -13,7 +14,8 @@ QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
 class Builder:
     def __init__(self, seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
                  platform_kinds: frozenset[str] = frozenset(),
-                 refused: frozenset[str] = frozenset()):
+                 refused: frozenset[str] = frozenset(), *,
+                 settings: PlanSettings | None = None):
         self.rng = random.Random(f"kchaos:{profile}:{seed}")
         self.pods = pods
         self.brokers = brokers
@@ -22,6 +24,8 @@ class Builder:
         self.refused = refused  # kinds the system under test cannot take: never added
         self.steps: list[Step] = []
         self.spare = pods  # index of the next pod a scale-out creates
+        # The run's settings the windows are sized from (faults/windows.py).
+        self.settings = settings or PlanSettings()
 
     def add(
         self,

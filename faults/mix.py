@@ -13,6 +13,7 @@ from types import MappingProxyType
 from faults.builder import QUIET_TAIL_S, Builder
 from faults.model import FIRST_FAULT_S, Plan, ProfileSettings, Step, check_settings
 from faults.soak import Window, soak_plan
+from faults.windows import PlanSettings
 
 # Adds one fault (or a few that belong together) at time `at`, drawn from the builder's
 # stream; adds nothing when the fault's kind is refused.
@@ -67,24 +68,28 @@ class Mix:
         return check_settings(dict(self.run_settings), self.name)
 
     def draw(self, seed: int, pods: int, brokers: int, time_limit_s: float,
-             platform_kinds: frozenset[str], refused: frozenset[str]) -> Plan:
+             platform_kinds: frozenset[str], refused: frozenset[str], *,
+             settings: PlanSettings) -> Plan:
         kinds = platform_kinds & self.platform_kinds if self.families else frozenset()
         refused = refused if self.families else frozenset()
         recorded = tuple(sorted(kinds))
         if self.windows:
-            soak = soak_plan(seed, pods, brokers, time_limit_s, self._window(kinds, refused),
-                             self.run_settings.copy())
+            soak = soak_plan(seed, pods, brokers, time_limit_s,
+                             self._window(kinds, refused, settings), self.run_settings.copy())
             return replace(soak, platform_kinds=recorded)
-        builder = Builder(seed, self.name, pods, brokers, time_limit_s, kinds, refused)
+        builder = Builder(seed, self.name, pods, brokers, time_limit_s, kinds, refused,
+                          settings=settings)
         config = self.add_steps(builder)
         return Plan(seed=seed, profile=self.name, steps=tuple(builder.steps), config=config,
                     ordered=self.bag is None, platform_kinds=recorded)
 
-    def _window(self, platform_kinds: frozenset[str], refused: frozenset[str]) -> Window:
+    def _window(self, platform_kinds: frozenset[str], refused: frozenset[str],
+                settings: PlanSettings) -> Window:
         """One window of a soak: the mix's steps over its length, drawn from its stream."""
         def draw(rng: random.Random, pods: int, brokers: int, length_s: float,
                  spare: int) -> tuple[list[Step], int]:
-            b = Builder(0, self.name, pods, brokers, length_s, platform_kinds, refused)
+            b = Builder(0, self.name, pods, brokers, length_s, platform_kinds, refused,
+                        settings=settings)
             b.rng, b.spare = rng, spare
             self.add_steps(b)
             return b.steps, b.spare

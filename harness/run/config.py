@@ -18,6 +18,7 @@ from typing import Any
 from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, REGISTRY, profile_config
+from faults.windows import PlanSettings
 from harness.errors import UsageError
 from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
@@ -195,6 +196,12 @@ def _drawn_give_way(config: RunConfig, drawn: set[str]) -> RunConfig:
     return replace(config, **changes)
 
 
+def plan_settings(config: RunConfig) -> PlanSettings:
+    """The settings the run's plan is drawn from (its windows sized to them,
+    faults/windows.py): the resolved ones, drawn, pinned or the profile's."""
+    return PlanSettings(**{f.name: getattr(config, f.name) for f in fields(PlanSettings)})
+
+
 def undrawn(config: RunConfig) -> RunConfig:
     """`config` with every drawn knob at the value it has when nothing is drawn (the
     profile's setting, or RunConfig's default)."""
@@ -239,6 +246,13 @@ def _check_profile_settings() -> None:
                             f"{run_types.get(key, 'missing')}")
     for profile in PROFILES:
         profile_settings(profile)
+    # The plan's windows are sized from these (faults/windows.py): its defaults must be a
+    # run's that pins and draws nothing.
+    for f in fields(PlanSettings):
+        if run_types.get(f.name) != typing.get_type_hints(PlanSettings)[f.name] \
+                or getattr(RunConfig, f.name) != f.default:
+            raise TypeError(f"faults.windows.PlanSettings.{f.name} is not RunConfig's "
+                            "(type and default)")
 
 
 _check_profile_settings()
