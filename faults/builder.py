@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from faults.model import FIRST_FAULT_S, ProfileSettings, Step, Trigger, pod_name
-from faults.windows import PlanSettings
+from faults.windows import PlanSettings, over_by
 
 QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
 
@@ -26,6 +26,13 @@ class Builder:
         self.spare = pods  # index of the next pod a scale-out creates
         # The run's settings the windows are sized from (faults/windows.py).
         self.settings = settings or PlanSettings()
+        self.now = 0.0  # the slot being drawn (a bag's): `pod` leaves out the pods held then
+        # Pods no other fault may target until a time (a pause meant to make a zombie: a
+        # kill of the paused process would end it), and spans no fault may start in or be
+        # in force in (the failover the zombie waits for: the pods that take its tasks over
+        # are up).
+        self.held: dict[str, float] = {}
+        self.quiet: list[tuple[float, float]] = []
 
     def add(
         self,
@@ -38,12 +45,37 @@ class Builder:
     ) -> None:
         if fault in self.refused:
             return
+        ahead = [start for start, end in self.quiet if trigger.at_s < end]
+        if ahead:  # a fault before a quiet span is over by its start (faults/windows.py)
+            if trigger.at_s >= min(ahead):
+                return
+            fitted = over_by(trigger, heal_after_s, heal_when, min(ahead))
+            if fitted is None:
+                return
+            trigger, heal_after_s, heal_when = fitted
         self.steps.append(
             Step(len(self.steps), fault, target, trigger, dict(params), heal_after_s, heal_when)
         )
 
     def pod(self) -> str:
-        return pod_name(self.rng.randrange(self.pods))
+        """A pod of the run, drawn among those no fault holds at the slot being drawn
+        (all of them when every one is held)."""
+        free = [i for i in range(self.pods) if self.held.get(pod_name(i), 0.0) <= self.now]
+        free = free or list(range(self.pods))
+        return pod_name(free[self.rng.randrange(len(free))])
+
+    def hold(self, pod: str, until_s: float) -> None:
+        self.held[pod] = max(self.held.get(pod, 0.0), until_s)
+
+    def keep_quiet(self, start_s: float, end_s: float) -> None:
+        self.quiet.append((start_s, end_s))
+
+    def after_quiet(self, at: float) -> float:
+        """`at`, or the end of the quiet span it falls in."""
+        for start, end in sorted(self.quiet):
+            if start <= at < end:
+                at = end
+        return at
 
     def times(self, low_gap: float, high_gap: float) -> list[float]:
         """Fault times from FIRST_FAULT_S to the quiet tail, gaps drawn in [low, high]."""

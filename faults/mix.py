@@ -5,6 +5,7 @@ a plan. The mixes themselves are declared in faults/mixes.py."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -18,6 +19,13 @@ from faults.windows import PlanSettings
 # Adds one fault (or a few that belong together) at time `at`, drawn from the builder's
 # stream; adds nothing when the fault's kind is refused.
 Adder = Callable[[Builder, float], None]
+# Of a kind at time `at`, from the run's settings (`Builder.settings`): how long no other
+# fault may follow it, or whether the moment it is there for can unfold.
+QuietAfter = Callable[[Builder, float], float]
+MomentFits = Callable[[Builder, float], bool]
+
+
+_PROBE_S = 0.5  # how finely a bag looks ahead for the moment a kind's window closes
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,16 @@ class Mix:
     bag: tuple[int, ...] | None = None
     gap_s: tuple[float, float] = (5.0, 9.0)  # between two faults (a bag's: after one)
     # The least time before a bag's next fault after one of these kinds.
-    quiet_after_s: Mapping[Adder, float] = field(default_factory=lambda: MappingProxyType({}))
+    quiet_after_s: Mapping[Adder, QuietAfter] = field(
+        default_factory=lambda: MappingProxyType({}))
+    # Plans that chase coverage: whether a kind's moment can unfold at a slot, given the
+    # run's settings (a zombie needs the session to end before the run does, a crash's
+    # failover a standby). A bag gives the slot to a kind whose moment would no longer fit
+    # at the next slot, else to the next kind whose moment fits, and leaves a kind whose
+    # moment does not fit for the end of its round (a fault still, its moment not waited
+    # for in a slot another kind could use).
+    moment_fits: Mapping[Adder, MomentFits] = field(
+        default_factory=lambda: MappingProxyType({}))
     run_settings: ProfileSettings = field(default_factory=lambda: ProfileSettings())
     draws_knobs: bool = False  # the run's settings drawn from the seed (faults/knobs.py)
     # Cut the run into windows (faults/soak.py), each a complete draw of this mix.
@@ -127,14 +144,38 @@ class Mix:
         while at < b.time_limit_s - QUIET_TAIL_S and empty <= len(mix):
             if not bag:
                 bag = _shuffled(b, mix, groups)
-            kind = bag.pop(0)
+            slot = round(at, 1)
+            kind = bag.pop(self._pick(b, bag, slot))
             before = len(b.steps)
-            kind(b, round(at, 1))
+            b.now = slot
+            quiet = self.quiet_after_s.get(kind)
+            quiet_s = quiet(b, slot) if quiet else 0.0  # before the kind holds its pod
+            kind(b, slot)
             if len(b.steps) == before:  # the slot goes to the bag's next kind
                 empty += 1
                 continue
             empty = 0
-            at += max(b.rng.uniform(*self.gap_s), self.quiet_after_s.get(kind, 0.0))
+            at += max(b.rng.uniform(*self.gap_s), quiet_s)
+            at = b.after_quiet(at)
+
+    def _pick(self, b: Builder, bag: list[Adder], at: float) -> int:
+        """The index in `bag` of the kind that gets the slot at `at` (`moment_fits`): of
+        the kinds whose moment would no longer fit by the next slot, the one whose moment
+        stops fitting first (earliest deadline first), else the first that fits."""
+        def fits(kind: Adder, when: float) -> bool:
+            check = self.moment_fits.get(kind)
+            return check is None or check(b, when)
+
+        def deadline(kind: Adder) -> float:  # within a slot's longest gap, in 0.5 s steps
+            steps = int(self.gap_s[1] / _PROBE_S)
+            return next((at + k * _PROBE_S for k in range(1, steps + 1)
+                         if not fits(kind, at + k * _PROBE_S)), math.inf)
+
+        fitting = [i for i, kind in enumerate(bag) if fits(kind, at)]
+        urgent = sorted((deadline(bag[i]), i) for i in fitting)
+        if urgent and urgent[0][0] < math.inf:
+            return urgent[0][1]
+        return (fitting or [0])[0]
 
 
 def _shuffled(b: Builder, mix: list[Adder], groups: tuple[int, ...]) -> list[Adder]:

@@ -157,7 +157,10 @@ def resolve(explicit: dict[str, Any], draw_knobs: bool = True) -> RunConfig:
                              + (f" (did you mean {close[0]!r}?)" if close else "")
                              + f"; settings are {', '.join(names)}")
     seed = explicit.get("seed", RunConfig.seed)
-    drawn = {k: v for k, v in knobs.draw(seed, profile).items()
+    shape = {**profile_settings(profile), **explicit}  # the run the draw is bounded to
+    drawn = {k: v for k, v in knobs.bounded(
+                 knobs.draw(seed, profile), int(shape.get("pods", RunConfig.pods)),
+                 float(shape.get("time_limit_s", RunConfig.time_limit_s))).items()
              if k not in explicit and draw_knobs}
     user_app = sut_kind(str(explicit.get("sut", RunConfig.sut))).user_app
     if user_app:  # the oracle judges exactly-once: keep the given one
