@@ -3,7 +3,9 @@ mixes (faults/plan.py) and each scenario's plan (faults/scenarios/) add steps to
 
 from __future__ import annotations
 
+import math
 import random
+from dataclasses import replace
 
 from faults.model import FIRST_FAULT_S, ProfileSettings, Step, Trigger, pod_name
 from faults.windows import PlanSettings, over_by
@@ -67,14 +69,36 @@ class Builder:
     def hold(self, pod: str, until_s: float) -> None:
         self.held[pod] = max(self.held.get(pod, 0.0), until_s)
 
-    def keep_quiet(self, start_s: float, end_s: float) -> None:
+    def keep_quiet(self, start_s: float, end_s: float, but: int) -> None:
+        """No fault starts in [start_s, end_s] or is in force in it, but step `but` (the
+        one it is kept for): the steps drawn before are shortened to be over by then (a
+        step with less than a second left is dropped), those drawn after too (`add`)."""
         self.quiet.append((start_s, end_s))
+        kept: list[Step] = []
+        for step in self.steps:
+            if step.id != but and step.trigger.at_s < end_s:
+                fitted = over_by(step.trigger, step.heal_after_s, step.heal_when, start_s)
+                if fitted is None or step.trigger.at_s >= start_s:
+                    continue
+                trigger, heal_after_s, heal_when = fitted
+                step = replace(step, trigger=trigger, heal_after_s=heal_after_s,
+                               heal_when=heal_when)
+            kept.append(replace(step, id=len(kept)))
+        self.steps = kept
+
+    def room_before_quiet(self, at: float) -> float:
+        """How long a fault starting at `at` may be in force before a quiet span."""
+        return min((start - at for start, end in self.quiet if at < end), default=math.inf)
 
     def after_quiet(self, at: float) -> float:
-        """`at`, or the end of the quiet span it falls in."""
+        """`at`, or later: past the quiet span it falls in, and past the moment every pod
+        is held (a pause and a crash on two pods), so each fault has a pod to target."""
         for start, end in sorted(self.quiet):
             if start <= at < end:
                 at = end
+        holds = [self.held.get(pod_name(i), 0.0) for i in range(self.pods)]
+        if min(holds) > at:
+            return self.after_quiet(min(holds))
         return at
 
     def times(self, low_gap: float, high_gap: float) -> list[float]:

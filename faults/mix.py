@@ -160,22 +160,28 @@ class Mix:
 
     def _pick(self, b: Builder, bag: list[Adder], at: float) -> int:
         """The index in `bag` of the kind that gets the slot at `at` (`moment_fits`): of
-        the kinds whose moment would no longer fit by the next slot, the one whose moment
-        stops fitting first (earliest deadline first), else the first that fits."""
+        the kinds whose moment would no longer fit by the next slot (a gap later, or after
+        the quiet of the kind that would take it), the one whose moment stops fitting
+        first (earliest deadline first); else the first that fits."""
         def fits(kind: Adder, when: float) -> bool:
             check = self.moment_fits.get(kind)
             return check is None or check(b, when)
 
-        def deadline(kind: Adder) -> float:  # within a slot's longest gap, in 0.5 s steps
-            steps = int(self.gap_s[1] / _PROBE_S)
+        fitting = [i for i, kind in enumerate(bag) if fits(kind, at)]
+        first = (fitting or [0])[0]
+        # The next slot comes a gap later, or after the first kind's quiet (a crash's).
+        quiet = self.quiet_after_s.get(bag[first])
+        horizon = max(self.gap_s[1], quiet(b, at) if quiet else 0.0)
+
+        def deadline(kind: Adder) -> float:  # within the horizon, in 0.5 s steps
+            steps = int(horizon / _PROBE_S)
             return next((at + k * _PROBE_S for k in range(1, steps + 1)
                          if not fits(kind, at + k * _PROBE_S)), math.inf)
 
-        fitting = [i for i, kind in enumerate(bag) if fits(kind, at)]
         urgent = sorted((deadline(bag[i]), i) for i in fitting)
         if urgent and urgent[0][0] < math.inf:
             return urgent[0][1]
-        return (fitting or [0])[0]
+        return first
 
 
 def _shuffled(b: Builder, mix: list[Adder], groups: tuple[int, ...]) -> list[Adder]:

@@ -78,11 +78,12 @@ def _long_pause(b: Builder, at: float) -> None:
     pause_s = zombie_pause_s(b.settings)
     least, most = ZOMBIE_COMMIT_WAIT_S
     wait = round(max(least, min(most, b.time_limit_s - at - pause_s[0])), 1)
-    pod = b.pod()
+    pod, before = b.pod(), len(b.steps)
     b.add("pause", pod, Trigger(at, "commits", count=2, timeout_s=wait),
           heal_after_s=b.r(*pause_s))
-    b.hold(pod, at + wait + pause_s[1])
-    b.keep_quiet(*takeover_span(b.settings, at))
+    if len(b.steps) > before:  # not refused
+        b.hold(pod, at + wait + pause_s[1])
+        b.keep_quiet(*takeover_span(b.settings, at), but=before)
 
 
 def _crash(b: Builder, at: float) -> None:
@@ -91,11 +92,15 @@ def _crash(b: Builder, at: float) -> None:
     pod has a standby in another live pod: at a random moment the other pod was often
     down, paused or restoring itself, and no standby was promoted
     (docs/faults.md#how-all-was-sized)."""
-    pod, wait = b.pod(), 10
+    pod, wait, before = b.pod(), CRASH_WAIT_S, len(b.steps)
     down_s = b.r(*crash_down_s(b.settings))
     b.add("kill", pod, Trigger(at, "standby-elsewhere", timeout_s=wait), heal_after_s=down_s,
           down=True)
-    b.hold(pod, at + wait + down_s)  # down: no other fault for it
+    if len(b.steps) > before:  # down: no other fault for it
+        b.hold(pod, at + wait + down_s)
+
+
+CRASH_WAIT_S = 10  # at most, for a standby elsewhere
 
 
 def _stop(b: Builder, at: float) -> None:
@@ -246,8 +251,11 @@ def _zombie_fits(b: Builder, at: float) -> bool:
 
 
 def _failover_fits(b: Builder, at: float) -> bool:
-    """A standby to promote, time for the failover, a pod to take over."""
-    return _two_free_pods(b, at) and failover_fits(b.settings, at, b.time_limit_s)
+    """A standby to promote, time for the failover, a pod to take over, and no zombie's
+    takeover to keep quiet for while the crashed pod is down (it would be cut short)."""
+    down_s = CRASH_WAIT_S + crash_down_s(b.settings)[1]
+    return (_two_free_pods(b, at) and failover_fits(b.settings, at, b.time_limit_s)
+            and down_s <= b.room_before_quiet(at))
 
 
 def _failover_quiet(b: Builder, at: float) -> float:
