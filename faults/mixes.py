@@ -78,10 +78,10 @@ def _long_pause(b: Builder, at: float) -> None:
     pause_s = zombie_pause_s(b.settings)
     least, most = ZOMBIE_COMMIT_WAIT_S
     wait = round(max(least, min(most, b.time_limit_s - at - pause_s[0])), 1)
-    pod, before = b.pod(), len(b.steps)
+    pod, before, fits = b.pod(), len(b.steps), _zombie_fits(b, at)
     b.add("pause", pod, Trigger(at, "commits", count=2, timeout_s=wait),
           heal_after_s=b.r(*pause_s))
-    if len(b.steps) > before:  # not refused
+    if len(b.steps) > before and fits:  # a pause drawn where no zombie can unfold: plain
         b.hold(pod, at + wait + pause_s[1])
         b.keep_quiet(*takeover_span(b.settings, at), but=before)
 
@@ -93,10 +93,11 @@ def _crash(b: Builder, at: float) -> None:
     down, paused or restoring itself, and no standby was promoted
     (docs/faults.md#how-all-was-sized)."""
     pod, wait, before = b.pod(), CRASH_WAIT_S, len(b.steps)
+    fits = _failover_fits(b, at)
     down_s = b.r(*crash_down_s(b.settings))
     b.add("kill", pod, Trigger(at, "standby-elsewhere", timeout_s=wait), heal_after_s=down_s,
           down=True)
-    if len(b.steps) > before:  # down: no other fault for it
+    if len(b.steps) > before and fits:  # down for its failover: no other fault for it
         b.hold(pod, at + wait + down_s)
 
 

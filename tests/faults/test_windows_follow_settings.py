@@ -60,11 +60,24 @@ def _end(step: Step) -> float:
     return step.trigger.at_s + wait + heal
 
 
+def _zombie_can_unfold(p: Plan, pause: Step, s: PlanSettings, pods: int, limit: float
+                       ) -> bool:
+    """Time for the session and the rebalance before the end, and a pod to take over (no
+    crash holds the only other one)."""
+    at = pause.trigger.at_s
+    crashed = [c for c in p.steps if c.params.get("down") and c.target != pause.target
+               and c.trigger.at_s <= at < _end(c)]
+    return (at + ZOMBIE_COMMIT_WAIT_S[0] + s.session_s + REBALANCE_S[0] <= limit
+            and pods - len(crashed) >= 2)
+
+
 def _check_all(p: Plan, s: PlanSettings, pods: int, limit: float) -> None:
     pauses = _zombie_pauses(p)
     for pause in pauses:
         at, heal = pause.trigger.at_s, pause.heal_after_s
         assert heal is not None and heal >= s.session_s + REBALANCE_S[0], (pause, s)
+        if not _zombie_can_unfold(p, pause, s, pods, limit):
+            continue  # drawn when nothing else fitted: a plain pause, nothing to protect
         held_until = at + pause.trigger.timeout_s + heal
         start, end = takeover_span(s, at)
         for other in p.steps:
