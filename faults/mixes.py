@@ -9,8 +9,8 @@ setting and whose seeds no bug switch depends on (`checkpoint`, `global`, `broke
 - `kill` and `move`: the nightly's mutant cells run in them (offsets-outside-txn,
   restore-read-uncommitted, dedup-not-logged, checkpoint-without-flush): a drawn
   at-least-once or a 45 s session would hide a mutant on some seeds, and `kill`'s pause
-  (8-12 s) is sized "past the session timeout" of 10 s;
-- `partition` and `network`: a pod is cut off 4-12 s, "past its session timeout" (10 s),
+  (8-12 s at the 10 s session) straddles the session timeout (faults/windows.py);
+- `partition` and `network`: a pod is cut off 4-12 s at the 10 s session, around it,
   which is what those profiles are for;
 - the targeted profiles (faults/scenarios/): each sets the settings its window needs.
 """
@@ -279,8 +279,12 @@ def _in_transactions(b: Builder, at: float) -> bool:
 # they come first), a kill right after a commit, a kill after an in-transaction flush,
 # both moves, a global restart. The platform's families join the second group. A 60 s run
 # has eight to ten slots; the last three kinds only repeat kinds. Its faults are 3-6 s
-# apart, and a crash's failover (the 10 s session timeout, a rebalance, then a standby's
-# promotion) is not cut short by a fault on the pod holding the standby: 16 s after it.
+# apart, and a crash's failover (the session timeout, a rebalance, then a standby's
+# promotion) is not cut short by a fault on the pod holding the standby: the session and
+# 6 s after it (16 s at 10 s). Those windows follow the run's settings (faults/windows.py),
+# and the bag gives a slot to the kind whose moment the settings still let unfold there
+# (`moment_fits`): a 45 s session's pause first, no crash waiting for a standby there is
+# none of.
 # Its settings keep a standby of every task, so a crash can promote one, and more tasks
 # than its pods have threads, so a scaled-out pod takes some (the sticky assignor leaves a
 # joining pod idle while every thread already has at most one) and gives them back when it
