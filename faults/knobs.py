@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 from faults.params import ProfileSettings
 from faults.plan import REGISTRY
-from faults.windows import longest_session_s, newcomer_takes_a_task
+from faults.windows import EXACTLY_ONCE_V2, longest_session_s, newcomer_takes_a_task
 
-EXACTLY_ONCE_V2 = "exactly_once_v2"
 AT_LEAST_ONCE = "at_least_once"
 
 Value = int | float | str

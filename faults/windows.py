@@ -5,8 +5,8 @@ faults/knobs.py, pinned by options or by the profile), not of the defaults.
 
 Before, `all`'s long pause healed after 16-20 s, written for a 10 s session: against a
 drawn 45 s session no pause made a zombie. Each window here is the setting plus a margin
-for what follows it (the rebalance, a standby's promotion); at the default settings it is
-the window the profiles had, so plans drawn at those settings did not change.
+for what follows it (the rebalance, a standby's promotion); at a 10 s session each is the
+window the profiles had (the profiles that pin their settings drew the same plans).
 
 harness/run/config.py builds `PlanSettings` from the resolved run configuration
 (`plan_settings`) and checks on import that each field is a RunConfig field of the same
