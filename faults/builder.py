@@ -3,9 +3,12 @@ mixes (faults/plan.py) and each scenario's plan (faults/scenarios/) add steps to
 
 from __future__ import annotations
 
+import math
 import random
+from dataclasses import replace
 
 from faults.model import FIRST_FAULT_S, ProfileSettings, Step, Trigger, pod_name
+from faults.windows import PlanSettings, over_by
 
 QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
 
@@ -13,7 +16,8 @@ QUIET_TAIL_S = 8.0  # no new fault this close to the end of the load phase
 class Builder:
     def __init__(self, seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
                  platform_kinds: frozenset[str] = frozenset(),
-                 refused: frozenset[str] = frozenset()):
+                 refused: frozenset[str] = frozenset(), *,
+                 settings: PlanSettings | None = None):
         self.rng = random.Random(f"kchaos:{profile}:{seed}")
         self.pods = pods
         self.brokers = brokers
@@ -22,6 +26,15 @@ class Builder:
         self.refused = refused  # kinds the system under test cannot take: never added
         self.steps: list[Step] = []
         self.spare = pods  # index of the next pod a scale-out creates
+        # The run's settings the windows are sized from (faults/windows.py).
+        self.settings = settings or PlanSettings()
+        self.now = 0.0  # the slot being drawn (a bag's): `pod` leaves out the pods held then
+        # Pods no other fault may target until a time (a pause meant to make a zombie: a
+        # kill of the paused process would end it), and spans no fault may start in or be
+        # in force in (the failover the zombie waits for: the pods that take its tasks over
+        # are up).
+        self.held: dict[str, float] = {}
+        self.quiet: list[tuple[float, float]] = []
 
     def add(
         self,
@@ -34,12 +47,59 @@ class Builder:
     ) -> None:
         if fault in self.refused:
             return
+        ahead = [start for start, end in self.quiet if trigger.at_s < end]
+        if ahead:  # a fault before a quiet span is over by its start (faults/windows.py)
+            if trigger.at_s >= min(ahead):
+                return
+            fitted = over_by(trigger, heal_after_s, heal_when, min(ahead))
+            if fitted is None:
+                return
+            trigger, heal_after_s, heal_when = fitted
         self.steps.append(
             Step(len(self.steps), fault, target, trigger, dict(params), heal_after_s, heal_when)
         )
 
     def pod(self) -> str:
-        return pod_name(self.rng.randrange(self.pods))
+        """A pod of the run, drawn among those no fault holds at the slot being drawn
+        (all of them when every one is held)."""
+        free = [i for i in range(self.pods) if self.held.get(pod_name(i), 0.0) <= self.now]
+        free = free or list(range(self.pods))
+        return pod_name(free[self.rng.randrange(len(free))])
+
+    def hold(self, pod: str, until_s: float) -> None:
+        self.held[pod] = max(self.held.get(pod, 0.0), until_s)
+
+    def keep_quiet(self, start_s: float, end_s: float, but: int) -> None:
+        """No fault starts in [start_s, end_s] or is in force in it, but step `but` (the
+        one it is kept for): the steps drawn before are shortened to be over by then (a
+        step with less than a second left is dropped), those drawn after too (`add`)."""
+        self.quiet.append((start_s, end_s))
+        kept: list[Step] = []
+        for step in self.steps:
+            if step.id != but and step.trigger.at_s < end_s:
+                fitted = over_by(step.trigger, step.heal_after_s, step.heal_when, start_s)
+                if fitted is None or step.trigger.at_s >= start_s:
+                    continue
+                trigger, heal_after_s, heal_when = fitted
+                step = replace(step, trigger=trigger, heal_after_s=heal_after_s,
+                               heal_when=heal_when)
+            kept.append(replace(step, id=len(kept)))
+        self.steps = kept
+
+    def room_before_quiet(self, at: float) -> float:
+        """How long a fault starting at `at` may be in force before a quiet span."""
+        return min((start - at for start, end in self.quiet if at < end), default=math.inf)
+
+    def after_quiet(self, at: float) -> float:
+        """`at`, or later: past the quiet span it falls in, and past the moment every pod
+        is held (a pause and a crash on two pods), so each fault has a pod to target."""
+        for start, end in sorted(self.quiet):
+            if start <= at < end:
+                at = end
+        holds = [self.held.get(pod_name(i), 0.0) for i in range(self.pods)]
+        if min(holds) > at:
+            return self.after_quiet(min(holds))
+        return at
 
     def times(self, low_gap: float, high_gap: float) -> list[float]:
         """Fault times from FIRST_FAULT_S to the quiet tail, gaps drawn in [low, high]."""

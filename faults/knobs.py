@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from faults.params import ProfileSettings
 from faults.plan import REGISTRY
+from faults.windows import EXACTLY_ONCE_V2, longest_session_s, newcomer_takes_a_task
 
-EXACTLY_ONCE_V2 = "exactly_once_v2"
 AT_LEAST_ONCE = "at_least_once"
 
 Value = int | float | str
@@ -62,9 +62,9 @@ KNOBS: tuple[Knob, ...] = (
          "targeted profiles use); at-least-once 100 ms to 30 s (its default)"),
     Knob("session_timeout_ms", (6000, 10_000, 15_000, 30_000, 45_000),
          "6 s: a broker's default group.min.session.timeout.ms (less is refused); 10 s: the "
-         "consumer default before Kafka 3.0; 45 s: since (KIP-735); 15 s sits below `all`'s "
-         "16-20 s pauses and crashes, so 3 values of 5 still let a pause make a zombie "
-         "and a crash fail over to a standby"),
+         "consumer default before Kafka 3.0; 45 s: since (KIP-735); `all`'s pauses and "
+         "crashes follow it (faults/windows.py); at most what the run can outwait "
+         "(`bounded`)"),
     Knob("transaction_timeout_ms", (5000, 10_000, 30_000, 60_000),
          "10 s: Kafka Streams' exactly-once default; 60 s: the producer's default and the "
          "most kchaos' brokers accept (transaction.max.timeout.ms); 5 s below both; "
@@ -75,7 +75,8 @@ KNOBS: tuple[Knob, ...] = (
          "0: Kafka Streams' default; 2 with 2 pods is more than can be placed (Kafka Streams "
          "places what it can, and a scale-out pod gives room)"),
     Knob("partitions", (1, 2, 4, 6, 8, 12),
-         "1 (one task, every other thread idle) to 12 (more tasks than threads)"),
+         "1 (one task, every other thread idle) to 12 (more tasks than threads); at least "
+         "enough for a scaled-out pod to take one (`bounded`): 6 for 2 pods"),
     Knob("write_buffer_bytes", (8 * KIB, 64 * KIB, 1 * MIB, 16 * MIB),
          "16 MiB: Kafka Streams' RocksDB write_buffer_size; 8 KiB and 64 KiB: kchaos' small "
          "buffers that make memtables flush inside a transaction"),
@@ -132,6 +133,36 @@ def draw(seed: int, profile: str) -> ProfileSettings:
         cleaner_interval_ms=cleaner,
         rate=float(rng.choice(BY_NAME["rate"].values)),
     )
+
+
+def bounded(drawn: ProfileSettings, pods: int, time_limit_s: float) -> ProfileSettings:
+    """The draw bounded where it would leave the faults nothing to hit in a run of `pods`
+    pods and `time_limit_s` seconds (the draw knows only the seed and the profile):
+
+    - partitions: the next value of the range with which a scaled-out pod takes a task
+      (and gives it back: `task-returns`), a move or a crash leaves a task to fail over
+      and each pod holds one (faults.windows.newcomer_takes_a_task: 6, 8 or 12 for 2
+      pods; 4, 8 or 12 for 3). One partition for two pods left `all` one task: a seed
+      reached three classes;
+    - the session timeout: at most the longest the run can outwait (a pause at the first
+      fault past it and the rebalance, before the end: faults.windows.longest_session_s;
+      a 60 s run keeps 45 s, a 30 s run 15 s). A longer session made no zombie, no
+      failover and no promotion possible.
+
+    Bounded to the nearest value of the range, not drawn again, so that the other knobs
+    and the plan's own stream stay as the seed drew them."""
+    out = ProfileSettings(**drawn)
+    if "partitions" in out:
+        fitting = [int(v) for v in BY_NAME["partitions"].values
+                   if newcomer_takes_a_task(int(v), pods)]
+        above = [v for v in fitting if v >= out["partitions"]]  # the next that fits
+        out["partitions"] = min(above) if above else max(fitting, default=out["partitions"])
+    if "session_timeout_ms" in out:
+        values = sorted(int(v) for v in BY_NAME["session_timeout_ms"].values)
+        longest = [v for v in values if v <= longest_session_s(time_limit_s) * 1000]
+        out["session_timeout_ms"] = min(out["session_timeout_ms"],
+                                        longest[-1] if longest else values[0])
+    return out
 
 
 def transaction_timeout_for(commit_interval_ms: int) -> int:

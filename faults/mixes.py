@@ -9,8 +9,8 @@ setting and whose seeds no bug switch depends on (`checkpoint`, `global`, `broke
 - `kill` and `move`: the nightly's mutant cells run in them (offsets-outside-txn,
   restore-read-uncommitted, dedup-not-logged, checkpoint-without-flush): a drawn
   at-least-once or a 45 s session would hide a mutant on some seeds, and `kill`'s pause
-  (8-12 s) is sized "past the session timeout" of 10 s;
-- `partition` and `network`: a pod is cut off 4-12 s, "past its session timeout" (10 s),
+  (8-12 s at the 10 s session) straddles the session timeout (faults/windows.py);
+- `partition` and `network`: a pod is cut off 4-12 s at the 10 s session, around it,
   which is what those profiles are for;
 - the targeted profiles (faults/scenarios/): each sets the settings its window needs.
 """
@@ -24,6 +24,19 @@ from faults.builder import Builder
 from faults.mix import Adder, Family, Mix
 from faults.model import Trigger, pod_name
 from faults.soak import SOAK
+from faults.windows import (
+    ZOMBIE_COMMIT_WAIT_S,
+    commits_wait_s,
+    crash_down_s,
+    cut_off_s,
+    failover_fits,
+    newcomer_takes_a_task,
+    promotion_quiet_s,
+    session_pause_s,
+    takeover_span,
+    zombie_fits,
+    zombie_pause_s,
+)
 
 
 def _kill(b: Builder, at: float) -> None:
@@ -32,12 +45,14 @@ def _kill(b: Builder, at: float) -> None:
 
 def _kill_in_running(b: Builder, at: float) -> None:
     """SIGKILL while a task is RUNNING after some commits: the exactly-once wipe window."""
-    b.add("kill", b.pod(), Trigger(at, "commits", count=4, timeout_s=10), heal_after_s=b.r(1, 3))
+    b.add("kill", b.pod(), Trigger(at, "commits", count=4, timeout_s=commits_wait_s(b.settings, 4)),
+          heal_after_s=b.r(1, 3))
 
 
 def _kill_after_commit(b: Builder, at: float) -> None:
     """SIGKILL right after the pod's next commit (a crash just past a commit point)."""
-    b.add("kill", b.pod(), Trigger(at, "commits", count=1, timeout_s=10), heal_after_s=b.r(1, 3))
+    b.add("kill", b.pod(), Trigger(at, "commits", count=1, timeout_s=commits_wait_s(b.settings, 1)),
+          heal_after_s=b.r(1, 3))
 
 
 def _kill_after_flush(b: Builder, at: float) -> None:
@@ -49,15 +64,26 @@ def _kill_after_flush(b: Builder, at: float) -> None:
 
 
 def _pause(b: Builder, at: float) -> None:
-    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(8, 12))  # past the session timeout
+    """Around the session timeout (8-12 s at 10 s): some pauses outlast it, some not."""
+    b.add("pause", b.pod(), Trigger(at), heal_after_s=b.r(*session_pause_s(b.settings)))
 
 
 def _long_pause(b: Builder, at: float) -> None:
-    """Past the session timeout and the failover that follows it: the pod resumes as a
-    zombie while its tasks run elsewhere. It waits (10 s at most) for the pod to commit,
-    so that it holds running tasks when it stops."""
-    b.add("pause", b.pod(), Trigger(at, "commits", count=2, timeout_s=10),
-          heal_after_s=b.r(16, 20))
+    """Past the session timeout and the rebalance that follows it (faults/windows.py,
+    sized from the run's session): the pod resumes as a zombie while its tasks run
+    elsewhere. It waits (10 s at most, less when the run is tight) for the pod to commit,
+    so that it holds running tasks when it stops. No other fault targets the paused pod
+    (a kill would end the pause) and none starts around the session's end, when the
+    others must take its tasks."""
+    pause_s = zombie_pause_s(b.settings)
+    least, most = ZOMBIE_COMMIT_WAIT_S
+    wait = round(max(least, min(most, b.time_limit_s - at - pause_s[0])), 1)
+    pod, before, fits = b.pod(), len(b.steps), _zombie_fits(b, at)
+    b.add("pause", pod, Trigger(at, "commits", count=2, timeout_s=wait),
+          heal_after_s=b.r(*pause_s))
+    if len(b.steps) > before and fits:  # a pause drawn where no zombie can unfold: plain
+        b.hold(pod, at + wait + pause_s[1])
+        b.keep_quiet(*takeover_span(b.settings, at), but=before)
 
 
 def _crash(b: Builder, at: float) -> None:
@@ -66,8 +92,16 @@ def _crash(b: Builder, at: float) -> None:
     pod has a standby in another live pod: at a random moment the other pod was often
     down, paused or restoring itself, and no standby was promoted
     (docs/faults.md#how-all-was-sized)."""
-    b.add("kill", b.pod(), Trigger(at, "standby-elsewhere", timeout_s=10),
-          heal_after_s=b.r(14, 20), down=True)
+    pod, wait, before = b.pod(), CRASH_WAIT_S, len(b.steps)
+    fits = _failover_fits(b, at)
+    down_s = b.r(*crash_down_s(b.settings))
+    b.add("kill", pod, Trigger(at, "standby-elsewhere", timeout_s=wait), heal_after_s=down_s,
+          down=True)
+    if len(b.steps) > before and fits:  # down for its failover: no other fault for it
+        b.hold(pod, at + wait + down_s)
+
+
+CRASH_WAIT_S = 10  # at most, for a standby elsewhere
 
 
 def _stop(b: Builder, at: float) -> None:
@@ -115,7 +149,8 @@ def _delay_checkpoint(b: Builder, at: float) -> None:
 
 
 def _truncate_global(b: Builder, at: float) -> None:
-    b.add("truncate-global", b.pod(), Trigger(at, "commits", count=4, timeout_s=10))
+    b.add("truncate-global", b.pod(),
+          Trigger(at, "commits", count=4, timeout_s=commits_wait_s(b.settings, 4)))
 
 
 def _kill_broker(b: Builder, at: float) -> None:
@@ -129,8 +164,9 @@ def _stop_broker(b: Builder, at: float) -> None:
 
 
 def _partition_pod(b: Builder, at: float) -> None:
-    """A pod cut off from everything, past its session timeout: fenced when it is back."""
-    b.add("partition", b.pod(), Trigger(at), heal_after_s=b.r(4, 12))
+    """A pod cut off from everything, some cuts past its session timeout (fenced when it is
+    back), some within it."""
+    b.add("partition", b.pod(), Trigger(at), heal_after_s=b.r(*cut_off_s(b.settings)))
 
 
 def _partition_broker(b: Builder, at: float) -> None:
@@ -143,7 +179,8 @@ def _power_loss(b: Builder, at: float) -> None:
 
 
 def _power_loss_in_running(b: Builder, at: float) -> None:
-    b.add("power-loss", b.pod(), Trigger(at, "commits", count=4, timeout_s=10),
+    b.add("power-loss", b.pod(),
+          Trigger(at, "commits", count=4, timeout_s=commits_wait_s(b.settings, 4)),
           heal_after_s=b.r(1, 3))
 
 
@@ -202,14 +239,52 @@ PLATFORM_FAMILIES = (
     Family(_netem_pod, frozenset({"netem"})),
 )
 
+# -- what the run's settings let each of `all`'s kinds reach (faults.mix: `moment_fits`,
+# `quiet_after_s`), from faults/windows.py.
+
+def _two_free_pods(b: Builder, at: float) -> bool:
+    """One for the fault, one no fault holds to take its tasks over."""
+    return sum(1 for p in range(b.pods) if b.held.get(pod_name(p), 0.0) <= at) >= 2
+
+
+def _zombie_fits(b: Builder, at: float) -> bool:
+    return _two_free_pods(b, at) and zombie_fits(b.settings, at, b.time_limit_s)
+
+
+def _failover_fits(b: Builder, at: float) -> bool:
+    """A standby to promote, time for the failover, a pod to take over, and no zombie's
+    takeover to keep quiet for while the crashed pod is down (it would be cut short)."""
+    down_s = CRASH_WAIT_S + crash_down_s(b.settings)[1]
+    return (_two_free_pods(b, at) and failover_fits(b.settings, at, b.time_limit_s)
+            and down_s <= b.room_before_quiet(at))
+
+
+def _failover_quiet(b: Builder, at: float) -> float:
+    """The failover's quiet when it can unfold; else none (the promotion is not waited for:
+    a 45 s session's quiet would hold back every fault after the crash)."""
+    return promotion_quiet_s(b.settings) if _failover_fits(b, at) else 0.0
+
+
+def _newcomer_takes_a_task(b: Builder, at: float) -> bool:
+    return newcomer_takes_a_task(b.settings.partitions, b.pods)
+
+
+def _in_transactions(b: Builder, at: float) -> bool:
+    return b.settings.exactly_once
+
+
 # `all`: the first eight kinds, drawn first in every seed (a bag), each make coverage
 # classes (checker/coverage): a zombie, a crash that fails over to a standby, a task
 # leaving and coming back under slowed checkpoints (these three need 15-20 s to unfold, so
 # they come first), a kill right after a commit, a kill after an in-transaction flush,
 # both moves, a global restart. The platform's families join the second group. A 60 s run
 # has eight to ten slots; the last three kinds only repeat kinds. Its faults are 3-6 s
-# apart, and a crash's failover (the 10 s session timeout, a rebalance, then a standby's
-# promotion) is not cut short by a fault on the pod holding the standby: 16 s after it.
+# apart, and a crash's failover (the session timeout, a rebalance, then a standby's
+# promotion) is not cut short by a fault on the pod holding the standby: the session and
+# 6 s after it (16 s at 10 s). Those windows follow the run's settings (faults/windows.py),
+# and the bag gives a slot to the kind whose moment the settings still let unfold there
+# (`moment_fits`): a 45 s session's pause first, no crash waiting for a standby there is
+# none of.
 # Its settings keep a standby of every task, so a crash can promote one, and more tasks
 # than its pods have threads, so a scaled-out pod takes some (the sticky assignor leaves a
 # joining pod idle while every thread already has at most one) and gives them back when it
@@ -224,7 +299,10 @@ ALL = Mix(
     families=PLATFORM_FAMILIES,
     bag=(3, 5),
     gap_s=(3.0, 6.0),
-    quiet_after_s=MappingProxyType({_crash: 16.0}),
+    quiet_after_s=MappingProxyType({_crash: _failover_quiet}),
+    moment_fits=MappingProxyType({_long_pause: _zombie_fits, _crash: _failover_fits,
+                                  _scale_out_and_back: _newcomer_takes_a_task,
+                                  _kill_after_flush: _in_transactions}),
     run_settings={"standbys": 1, "partitions": 6, "commit_interval_ms": 2000},
     draws_knobs=True,
 )

@@ -13,6 +13,7 @@ from faults.model import Plan, ProfileSettings
 from faults.profile import Profile
 from faults.scenarios import SCENARIOS
 from faults.scenarios.scenario import KAFKA_STREAMS, WORKER
+from faults.windows import PlanSettings
 
 # In the order the golden plans (tests/faults/golden_plans.json) were written in: the
 # scenarios aimed at Kafka Streams' releases came last, after the soak.
@@ -43,11 +44,18 @@ def profile_config(profile: str) -> ProfileSettings:
 
 
 def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
-         platform_kinds: Iterable[str] = (), refused_kinds: Iterable[str] = ()) -> Plan:
-    """`platform_kinds`: those of PLATFORM_KINDS the run's platform can apply; the broad
-    profiles (`all`, `soak`) draw from them too, the others ignore them. `refused_kinds`:
-    those the system under test cannot take; the broad profiles draw every other kind (a
-    kind made only of refused faults gives its slot to the next), the others keep them
-    (the run is then refused: the profile is about them)."""
-    return profile_of(profile).draw(seed, pods, brokers, time_limit_s,
-                                    frozenset(platform_kinds), frozenset(refused_kinds))
+         platform_kinds: Iterable[str] = (), refused_kinds: Iterable[str] = (), *,
+         settings: PlanSettings | None = None) -> Plan:
+    """`settings`: the run's settings its windows are sized from (faults/windows.py),
+    drawn or pinned (harness/run/config.py `plan_settings`); None: the profile's own over
+    the defaults, the settings of a run that pins and draws nothing. `platform_kinds`:
+    those of PLATFORM_KINDS the run's platform can apply; the broad profiles (`all`,
+    `soak`) draw from them too, the others ignore them. `refused_kinds`: those the system
+    under test cannot take; the broad profiles draw every other kind (a kind made only of
+    refused faults gives its slot to the next), the others keep them (the run is then
+    refused: the profile is about them)."""
+    chosen = profile_of(profile)
+    if settings is None:
+        settings = PlanSettings.of(chosen.settings())
+    return chosen.draw(seed, pods, brokers, time_limit_s, frozenset(platform_kinds),
+                       frozenset(refused_kinds), settings=settings)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from faults.model import Plan, ProfileSettings
+from faults.windows import PlanSettings
 
 
 class Profile(Protocol):
@@ -36,6 +37,8 @@ class Profile(Protocol):
         ...
 
     def draw(self, seed: int, pods: int, brokers: int, time_limit_s: float,
-             platform_kinds: frozenset[str], refused: frozenset[str]) -> Plan:
-        """Its plan: a pure function of the arguments."""
+             platform_kinds: frozenset[str], refused: frozenset[str], *,
+             settings: PlanSettings) -> Plan:
+        """Its plan: a pure function of the arguments; its windows sized from `settings`,
+        the run's (faults/windows.py)."""
         ...

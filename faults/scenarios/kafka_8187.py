@@ -46,9 +46,9 @@ def plan(b: Builder) -> ProfileSettings:
     first, second = pod_name(b.spare), pod_name(b.spare + 1)
     b.spare += 2
     b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
-    # Killed 16 s before the load phase ends at the latest: the failover (10 s later) must
-    # come well before the end restarts them.
-    slow_at, until_deadline = b.window(before_end_s=16.0)
+    # Killed 16 s before the load phase ends at the latest (at a 10 s session): the
+    # failover (a session later) must come well before the end restarts them.
+    slow_at, until_deadline = b.window(before_end_s=b.settings.session_s + 6.0)
     # The standbys pod-1's join gave pod-0 must read their changelogs for a while before
     # the delay: the offsets a forgotten standby hands over must not be empty (an empty
     # stale checkpoint is harmless). pod-1 joins in ~2 s as a process, 9-12 s as a

@@ -58,7 +58,8 @@ def plan(b: Builder) -> ProfileSettings:
     first = pod_name(b.spare)
     b.spare += 1
     b.add("scale-out", first, Trigger(0.0))  # stays until the end of the load phase
-    slow_at, until_deadline = b.window(before_end_s=20.0)
+    # 20 s before the end at a 10 s session: the failover a session after the kill.
+    slow_at, until_deadline = b.window(before_end_s=b.settings.session_s + 10.0)
     b.add("io-delay", pod_name(0),
           Trigger(slow_at, "commits", count=2, timeout_s=until_deadline, pod=first),
           ms=b.rng.choice([500, 1000]))  # until the end of the load phase

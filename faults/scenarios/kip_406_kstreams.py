@@ -9,6 +9,7 @@ from __future__ import annotations
 from faults.builder import Builder
 from faults.model import FIRST_FAULT_S, ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
+from faults.windows import commits_wait_s
 
 
 def plan(b: Builder) -> ProfileSettings:
@@ -31,7 +32,8 @@ def plan(b: Builder) -> ProfileSettings:
         if at > FIRST_FAULT_S + 4 and at >= b.time_limit_s - 8.0:
             break  # no second pair in a run too short for it (8 s: faults.plan's tail)
         b.add("truncate-global", pod_name(0),
-              Trigger(at, "commits", count=4, timeout_s=20), live=True)
+              Trigger(at, "commits", count=4, timeout_s=commits_wait_s(b.settings, 4, 20)),
+              live=True)
         b.add("truncate-global", pod_name(0), Trigger(at), live=True)  # right after
     return {"pods": 1}
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from faults.builder import Builder
 from faults.model import Plan, ProfileSettings, check_settings
+from faults.windows import PlanSettings
 
 WORKER = "python"
 KAFKA_STREAMS = "kstreams"
@@ -42,9 +43,10 @@ class Scenario:
         return check_settings(self.plan(Builder(0, self.name, 1, 1, 0.0)), self.name)
 
     def draw(self, seed: int, pods: int, brokers: int, time_limit_s: float,
-             platform_kinds: frozenset[str], refused: frozenset[str]) -> Plan:
+             platform_kinds: frozenset[str], refused: frozenset[str], *,
+             settings: PlanSettings) -> Plan:
         """Its steps in order (each waits for the one before it); the platform's kinds and
         the refused ones do not change it (a run that cannot take a step is refused)."""
-        builder = Builder(seed, self.name, pods, brokers, time_limit_s)
+        builder = Builder(seed, self.name, pods, brokers, time_limit_s, settings=settings)
         config = self.plan(builder)
         return Plan(seed=seed, profile=self.name, steps=tuple(builder.steps), config=config)

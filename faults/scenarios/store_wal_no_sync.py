@@ -5,6 +5,7 @@ from __future__ import annotations
 from faults.builder import Builder
 from faults.model import ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import Scenario
+from faults.windows import commits_wait_s
 
 
 def plan(b: Builder) -> ProfileSettings:
@@ -14,7 +15,8 @@ def plan(b: Builder) -> ProfileSettings:
     while the checkpoint claims them (lost-history, wrong-balance). Big write buffers keep
     the memtable from flushing by itself between commits."""
     for at in b.times(7, 10):
-        b.add("power-loss", pod_name(0), Trigger(at, "commits", count=3, timeout_s=10),
+        b.add("power-loss", pod_name(0), Trigger(at, "commits", count=3,
+                                                        timeout_s=commits_wait_s(b.settings, 3)),
               heal_after_s=b.r(1, 2))
     return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "at_least_once",
             "rate": 100.0, "write_buffer_bytes": 4 << 20}

@@ -18,6 +18,7 @@ from typing import Any
 from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, REGISTRY, profile_config
+from faults.windows import PlanSettings
 from harness.errors import UsageError
 from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.run.protocol import CLASSIC, GROUP_PROTOCOLS, STREAMS, broker_refusal
@@ -163,7 +164,10 @@ def resolve(explicit: dict[str, Any], draw_knobs: bool = True) -> RunConfig:
                              + (f" (did you mean {close[0]!r}?)" if close else "")
                              + f"; settings are {', '.join(names)}")
     seed = explicit.get("seed", RunConfig.seed)
-    drawn = {k: v for k, v in knobs.draw(seed, profile).items()
+    shape = {**profile_settings(profile), **explicit}  # the run the draw is bounded to
+    drawn = {k: v for k, v in knobs.bounded(
+                 knobs.draw(seed, profile), int(shape.get("pods", RunConfig.pods)),
+                 float(shape.get("time_limit_s", RunConfig.time_limit_s))).items()
              if k not in explicit and draw_knobs}
     user_app = sut_kind(str(explicit.get("sut", RunConfig.sut))).user_app
     if user_app:  # the oracle judges exactly-once: keep the given one
@@ -200,6 +204,12 @@ def _drawn_give_way(config: RunConfig, drawn: set[str]) -> RunConfig:
     if "cleaner_interval_ms" in drawn and "cleaner_delay_ms" not in drawn:
         changes["cleaner_interval_ms"] = config.cleaner_delay_ms
     return replace(config, **changes)
+
+
+def plan_settings(config: RunConfig) -> PlanSettings:
+    """The settings the run's plan is drawn from (its windows sized to them,
+    faults/windows.py): the resolved ones, drawn, pinned or the profile's."""
+    return PlanSettings(**{f.name: getattr(config, f.name) for f in fields(PlanSettings)})
 
 
 def undrawn(config: RunConfig) -> RunConfig:
@@ -246,6 +256,13 @@ def _check_profile_settings() -> None:
                             f"{run_types.get(key, 'missing')}")
     for profile in PROFILES:
         profile_settings(profile)
+    # The plan's windows are sized from these (faults/windows.py): its defaults must be a
+    # run's that pins and draws nothing.
+    for f in fields(PlanSettings):
+        if run_types.get(f.name) != typing.get_type_hints(PlanSettings)[f.name] \
+                or getattr(RunConfig, f.name) != f.default:
+            raise TypeError(f"faults.windows.PlanSettings.{f.name} is not RunConfig's "
+                            "(type and default)")
 
 
 _check_profile_settings()

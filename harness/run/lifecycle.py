@@ -31,7 +31,7 @@ from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
-from harness.run.config import RunConfig
+from harness.run.config import RunConfig, plan_settings
 from harness.run.healwatch import HealWatch
 from harness.run.protocol import STREAMS, configure_streams_group, streams_group_config
 from harness.run.statedir import StateDirWatcher
@@ -80,7 +80,7 @@ def draw_run_plan(config: RunConfig) -> Plan:
 
     return draw_plan(config.seed, config.profile, config.pods, config.brokers,
                      config.time_limit_s, platform_kinds(config.platform, config.bootstrap),
-                     open_sut(config).refused_faults)
+                     open_sut(config).refused_faults, settings=plan_settings(config))
 
 
 class Run:

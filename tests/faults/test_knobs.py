@@ -16,8 +16,16 @@ from hypothesis import strategies as st
 from faults import knobs
 from faults.params import ProfileSettings
 from faults.plan import PROFILES, REGISTRY, plan
+from faults.windows import longest_session_s, newcomer_takes_a_task
 from harness.errors import UsageError
-from harness.run.config import RunConfig, knob_default, profile_settings, resolve, undrawn
+from harness.run.config import (
+    RunConfig,
+    knob_default,
+    plan_settings,
+    profile_settings,
+    resolve,
+    undrawn,
+)
 from harness.sut.base import ONLY_WHEN_SET, PodPaths, PodSettings
 from workloads.worker.config import parse_args
 
@@ -91,18 +99,47 @@ def test_other_profiles_draw_nothing_and_run_as_before(seed: int, profile: str) 
 
 @given(seeds, broad)
 @settings(max_examples=100, deadline=None)
-def test_a_broad_run_takes_the_draw_and_its_plan_is_unchanged(seed: int, profile: str) -> None:
+def test_a_broad_run_takes_the_bounded_draw_and_its_plan_follows_it(seed: int,
+                                                                    profile: str) -> None:
     config = resolve(_explicit(profile, seed))  # valid: validate() ran
-    drawn = knobs.draw(seed, profile)
+    drawn = knobs.bounded(knobs.draw(seed, profile), config.pods, config.time_limit_s)
     assert config.drawn_knobs == tuple(k.name for k in knobs.KNOBS)
     assert {name: getattr(config, name) for name in config.drawn_knobs} == drawn
     before = undrawn(config)
     assert before.drawn_knobs == ()
     for name in drawn:
         assert getattr(before, name) == knob_default(profile, name)
-    # The plan is drawn from what no knob touches: the same steps as without the knobs.
-    assert (plan(seed, profile, config.pods, config.brokers, config.time_limit_s)
-            == plan(seed, profile, before.pods, before.brokers, before.time_limit_s))
+    # The plan's windows follow the drawn settings (faults/windows.py); the plan's own
+    # random stream is not the knobs': undrawn, it is the plan of a run that draws nothing.
+    assert plan(seed, profile, before.pods, before.brokers, before.time_limit_s,
+                settings=plan_settings(before)) == plan(seed, profile, before.pods,
+                                                        before.brokers, before.time_limit_s)
+
+
+@given(seeds, broad, st.integers(1, 4), st.sampled_from([10.0, 30.0, 60.0, 300.0]))
+@settings(max_examples=200, deadline=None)
+def test_a_draw_is_bounded_to_what_the_run_can_reach(seed: int, profile: str, pods: int,
+                                                     time_limit_s: float) -> None:
+    """Enough partitions for a scaled-out pod to take a task where the range has them, and
+    no session longer than the run can outwait (a 45 s session in a 60 s run it can)."""
+    drawn = knobs.draw(seed, profile)
+    bounded = knobs.bounded(drawn, pods, time_limit_s)
+    assert set(bounded) == set(drawn)
+    for name, value in bounded.items():
+        assert value in knobs.BY_NAME[name].values, (name, value)
+        if name not in ("partitions", "session_timeout_ms"):
+            assert value == drawn[name], name  # nothing else moves
+    can_take = [v for v in knobs.BY_NAME["partitions"].values
+                if newcomer_takes_a_task(int(v), pods)]
+    if can_take:
+        assert newcomer_takes_a_task(bounded["partitions"], pods)
+    assert bounded["partitions"] >= drawn["partitions"] or not can_take or max(
+        int(v) for v in can_take) < drawn["partitions"]
+    session_s = bounded["session_timeout_ms"] / 1000
+    assert session_s <= max(longest_session_s(time_limit_s), 6.0)
+    assert bounded["session_timeout_ms"] <= drawn["session_timeout_ms"]
+    if time_limit_s >= 60:
+        assert bounded["session_timeout_ms"] == drawn["session_timeout_ms"]
 
 
 knob_values = st.sampled_from([(k.name, v) for k in knobs.KNOBS for v in k.values])
@@ -132,7 +169,8 @@ def test_explicit_options_win_over_the_draw(seed: int, profile: str,
 
 
 GIVE_WAY = ("standbys", "transaction_timeout_ms", "commit_interval_ms",
-            "restore_max_poll_records", "cleaner_interval_ms")
+            "restore_max_poll_records", "cleaner_interval_ms",
+            "partitions", "session_timeout_ms")  # bounded to the run (knobs.bounded)
 
 
 def _contradict(explicit: dict[str, object], drawn: ProfileSettings) -> bool:

@@ -60,7 +60,8 @@ def test_plan_json_has_the_knobs_section(tmp_path: Path) -> None:
     run_dir = _run_folder(tmp_path, config)
     section = json.loads((run_dir / "plan.json").read_text())["knobs"]
     assert section["profile_draws"] is True
-    assert section["drawn"] == knobs.draw(SEED, "all")
+    assert section["drawn"] == knobs.bounded(knobs.draw(SEED, "all"), config.pods,
+                                             config.time_limit_s)
     assert section["defaults"]["session_timeout_ms"] == 10_000
     assert section["defaults"]["standbys"] == 1  # `all`'s own setting, not RunConfig's 0
     kill = resolve({"profile": "kill", "seed": SEED})

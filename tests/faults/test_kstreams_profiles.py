@@ -19,6 +19,7 @@ from faults.scenarios.kafka_8187_kstreams import (
     SPARE_STAY_MAX_S_8187,
 )
 from faults.scenarios.scenario import KAFKA_STREAMS
+from faults.windows import PlanSettings
 from harness.sut.kstreams import KafkaStreamsApp
 
 NAMES = tuple(name for name, s in SCENARIOS.items() if s.sut == KAFKA_STREAMS)
@@ -41,7 +42,9 @@ def test_the_other_profiles_plans_keep_their_golden_places() -> None:
     others = [g for g in golden if g["inputs"][1] not in NAMES]
     for g in others:
         seed, profile, pods, brokers, limit = g["inputs"]
-        assert plan(seed, profile, pods, brokers, limit).to_json() == g["plan"], g["inputs"]
+        settings = PlanSettings(**g["settings"]) if "settings" in g else None
+        assert plan(seed, profile, pods, brokers, limit,
+                    settings=settings).to_json() == g["plan"], g["inputs"]
 
 
 @pytest.mark.parametrize("name", NAMES)
