@@ -312,8 +312,9 @@ def _cut_off_in_commit_or_rebalance(f: Facts) -> list[Hit]:
 
 def _clock_jump_in_txn_or_session(f: Facts) -> list[Hit]:
     """A pod's clock stepped (a clock fault's jump, or its heal stepping it back) while a
-    stream thread of its process had a transaction open, or by more than the session
-    timeout while the process was a member of the group (it had been assigned tasks)."""
+    stream thread of its process had a transaction open (what the worker traces), or by
+    more than the session timeout while the process was a member of the group (it ran a
+    task, or had been assigned some)."""
     hits = []
     session_ns = (f.session_timeout_ms or DEFAULT_SESSION_MS) * 1_000_000
     for op in (op for op in f.faults if op.fault == "clock"):
@@ -326,7 +327,10 @@ def _clock_jump_in_txn_or_session(f: Facts) -> list[Hit]:
         open_txn = next((last for thread in sorted(_threads(events))
                          if (last := _last_before(events, op.time_ns, TXN_EVENTS, thread=thread))
                          is not None and last["event"] == TXN_BEGIN), None)
-        member = _last_before(events, op.time_ns, (ASSIGNED,))
+        # A member: it ran a task then (what Kafka Streams traces), or had been assigned.
+        running = f.running_tasks(pid, op.time_ns)
+        member = (min(running.values(), key=lambda e: e["ts_ns"]) if running
+                  else _last_before(events, op.time_ns, (ASSIGNED,)))
         if open_txn is not None:
             hits.append(_hit(op.time_ns, open_txn, op.line))
         elif step_ns * 1e9 > session_ns and member is not None:

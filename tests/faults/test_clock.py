@@ -73,6 +73,12 @@ def test_a_jump_past_the_session_timeout_of_a_member_counts_and_so_does_its_heal
     assert hits(events, ops) == 2
 
 
+def test_a_jump_past_the_session_of_a_process_running_a_task_counts() -> None:
+    """Kafka Streams traces neither transactions' beginnings nor assignments."""
+    events = [ev(1, "task-running", task="0_1"), ev(2.5, "txn-commit")]
+    assert hits(events, [clock_op(3, "pod-0", "start", jump_s=30.0)]) == 1
+
+
 def test_a_skew_starts_with_no_jump() -> None:
     events = [ev(1, "assigned", active=["0_1"]), ev(2.5, "txn-commit")]
     assert hits(events, [clock_op(3, "pod-0", "start", jump_s=0.0, rate=3.0)]) == 0
