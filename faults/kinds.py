@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from common.files import write_atomically
+from faults.clock import apply_clock, heal_clock
 from faults.context import Brokers, FaultContext, Storage
 from faults.params import (
+    ClockParams,
     DelayCheckpointParams,
     IoDelayParams,
     IoErrorParams,
@@ -285,6 +287,7 @@ class Need(StrEnum):
     STORAGE = "storage"
     WORKER_HOOK = "worker-hook"
     LEDGER = "ledger"
+    CLOCK = "clock"
 
     @property
     def description(self) -> str:
@@ -296,6 +299,7 @@ NEEDS: dict[Need, str] = {
     Need.STORAGE: "the pods' volumes on the fault filesystem (faults/faultfs)",
     Need.WORKER_HOOK: "the control file the Python worker reads (a hook inside the process)",
     Need.LEDGER: "the ledger's topics (the accounts topic)",
+    Need.CLOCK: "the pods' wall clocks offset from outside (the clock shim, a C compiler)",
 }
 
 
@@ -337,6 +341,7 @@ FAULT_KINDS: dict[str, FaultKind] = {
                   needs=Need.STORAGE),
         FaultKind("netem", _netem, _heal_netem, Target.POD_OR_BROKER, NetemParams,
                   needs=Need.NETWORK),
+        FaultKind("clock", apply_clock, heal_clock, Target.POD, ClockParams, needs=Need.CLOCK),
     )
 }
 
@@ -347,6 +352,7 @@ def kinds_needing(need: Need) -> frozenset[str]:
 
 NETWORK_FAULTS = kinds_needing(Need.NETWORK)
 STORAGE_FAULTS = kinds_needing(Need.STORAGE)
+CLOCK_FAULTS = kinds_needing(Need.CLOCK)
 
 
 def check_step(kind: str, raw: object, where: str) -> None:

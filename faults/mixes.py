@@ -229,6 +229,16 @@ def _io_fault(b: Builder, at: float) -> None:
     _variant(b, at, (("io-delay", _io_delay), ("io-error", _io_error)))
 
 
+def _clock(b: Builder, at: float) -> None:
+    """A pod's clock (faults/clock.py) jumps 15-40 s either way right after a commit (a
+    transaction just opened), or runs at 0.5x or 3x; healed after 4-10 s."""
+    if b.rng.random() < 0.75:
+        b.add("clock", b.pod(), Trigger(at, "commits", count=1, timeout_s=10),
+              heal_after_s=b.r(4, 10), jump_s=b.rng.choice([-1, 1]) * b.r(15, 40))
+    else:
+        b.add("clock", b.pod(), Trigger(at), heal_after_s=b.r(4, 10),
+              rate=b.rng.choice([0.5, 3.0]))
+
 
 # The families of kinds a platform may or may not apply; pod and broker faults every
 # platform applies.
@@ -237,6 +247,7 @@ PLATFORM_FAMILIES = (
     Family(_io_fault, frozenset({"io-delay", "io-error"})),
     Family(_partition_pod, frozenset({"partition"})),
     Family(_netem_pod, frozenset({"netem"})),
+    Family(_clock, frozenset({"clock"})),
 )
 
 # -- what the run's settings let each of `all`'s kinds reach (faults.mix: `moment_fits`,

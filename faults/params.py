@@ -213,3 +213,9 @@ class NetemParams:
     delay_ms: int = 0  # each direction
     jitter_ms: int = 0
     loss_pct: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ClockParams:  # faults/clock.py: the pod's wall clock off the true time until the heal
+    jump_s: float = 0.0  # a step at once: + ahead, - behind
+    rate: float = 1.0  # then running this fast (0.5: half speed; 3.0: three times)

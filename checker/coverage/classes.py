@@ -33,6 +33,7 @@ AFTER_COMMIT_NS = 250_000_000
 # "Soon after an update of the global topic": the restart began this soon after a publish.
 GLOBAL_UPDATE_NS = 1_000_000_000
 REBALANCE_EVENTS = (ASSIGNED, REVOKED)
+DEFAULT_SESSION_MS = 10_000  # a run that recorded none: the worker's and the app's default
 
 
 @dataclass(frozen=True)
@@ -309,6 +310,34 @@ def _cut_off_in_commit_or_rebalance(f: Facts) -> list[Hit]:
     return hits
 
 
+def _clock_jump_in_txn_or_session(f: Facts) -> list[Hit]:
+    """A pod's clock stepped (a clock fault's jump, or its heal stepping it back) while a
+    stream thread of its process had a transaction open (what the worker traces), or by
+    more than the session timeout while the process was a member of the group (it ran a
+    task, or had been assigned some)."""
+    hits = []
+    session_ns = (f.session_timeout_ms or DEFAULT_SESSION_MS) * 1_000_000
+    for op in (op for op in f.faults if op.fault == "clock"):
+        details = op.line.get("value", {}).get("details") or {}
+        step_ns = abs(float(details.get("jump_s" if op.phase == "start" else "offset_s") or 0))
+        pid = f.pid_at(op.target, op.time_ns)
+        if pid is None or step_ns == 0:
+            continue
+        events = f.by_pid.get(pid, [])
+        open_txn = next((last for thread in sorted(_threads(events))
+                         if (last := _last_before(events, op.time_ns, TXN_EVENTS, thread=thread))
+                         is not None and last["event"] == TXN_BEGIN), None)
+        # A member: it ran a task then (what Kafka Streams traces), or had been assigned.
+        running = f.running_tasks(pid, op.time_ns)
+        member = (min(running.values(), key=lambda e: e["ts_ns"]) if running
+                  else _last_before(events, op.time_ns, (ASSIGNED,)))
+        if open_txn is not None:
+            hits.append(_hit(op.time_ns, open_txn, op.line))
+        elif step_ns * 1e9 > session_ns and member is not None:
+            hits.append(_hit(op.time_ns, member, op.line))
+    return hits
+
+
 def _guarantee(name: str, commit: str) -> Callable[[Facts], list[Hit]]:
     def detect(f: Facts) -> list[Hit]:
         if f.guarantee != name:
@@ -350,6 +379,9 @@ CLASSES: tuple[ConditionClass, ...] = (
     ConditionClass("cut-off-in-commit-or-rebalance",
                    "a pod cut off from the network with a commit due or in a rebalance",
                    _cut_off_in_commit_or_rebalance),
+    ConditionClass("clock-jump-in-txn-or-session",
+                   "a pod's clock jumped inside a transaction or past its session timeout",
+                   _clock_jump_in_txn_or_session),
     ConditionClass("exactly-once", "the run used exactly-once (exactly_once_v2)",
                    _guarantee("exactly_once_v2", TXN_COMMIT), scope="nightly"),
     ConditionClass("at-least-once", "the run used at-least-once",

@@ -21,7 +21,8 @@ class Scenario:
     plan: Callable[[Builder], ProfileSettings]  # adds its steps; returns the run settings
     # The Python worker's switches it is aimed at (workloads/worker/bugs.py): the nightly
     # runs the profile with them (to be caught) and without (the fixed worker: valid). Empty
-    # for a scenario aimed at Kafka Streams' releases (`sut`), whose bugs are in the release.
+    # for a scenario aimed at Kafka Streams' releases (`sut`), whose bugs are in the release,
+    # and for one aimed at a fault (`clock-jump`): the nightly runs the fixed worker alone.
     switches: tuple[str, ...]
     order: int  # its place among the scenarios (the golden plans keep theirs)
     # CI gates on it (tests/e2e/test_detection.py): the run with the switches must show one

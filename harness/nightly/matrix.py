@@ -258,12 +258,14 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
     ]
     if spec.scenarios:
         from faults.scenarios import SCENARIOS
+        from faults.scenarios.scenario import WORKER
 
         for scenario in SCENARIOS.values():
-            if not scenario.switches:  # aimed at Kafka Streams' releases: no fixed worker
+            if scenario.sut != WORKER:  # aimed at Kafka Streams' releases: no fixed worker
                 continue
+            # The fixed worker, then with the switches (none: aimed at a fault, `clock-jump`).
             per_seed += [(Cell(scenario.name, 0, switches), seeds)
-                         for switches in ((), scenario.switches)]
+                         for switches in dict.fromkeys(((), scenario.switches))]
     for n, extra in enumerate(spec.include):
         _check_run_options(extra.args, f"{where}: include.{n}.args")
         settings = _settings(extra.settings, f"{where}: `include.{n}.settings`")

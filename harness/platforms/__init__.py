@@ -18,6 +18,7 @@ from pathlib import Path
 from faults.kinds import Need, kinds_needing
 from faults.plan import PLATFORM_KINDS
 from harness.errors import UsageError
+from harness.platforms.clock import require_clock_shim
 from harness.platforms.faultfs import require_faultfs
 from harness.platforms.placement import Placement, PlacementRequest
 from harness.procs import ProcessRegistry
@@ -86,16 +87,17 @@ def open_platform(
     name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
     settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
     own_network: bool = False, storage_faults: bool = False,
-    kafka_version: str | None = None,
+    kafka_version: str | None = None, fake_clocks: bool = False,
 ) -> Placement:
     """`own_network`: the plan has network faults (local: namespaces, bridge, veths).
     `storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem.
-    `kafka_version`: the brokers' release (default: harness/kafka/pom.xml's)."""
+    `kafka_version`: the brokers' release (default: harness/kafka/pom.xml's).
+    `fake_clocks`: the plan has a clock fault, so the pods run on the clock shim."""
     from harness.kafka.jars import kafka_version as pinned_kafka_version
 
     request = PlacementRequest(run_dir, registry, sut, settings, nodes, brokers, bootstrap,
                                own_network, storage_faults,
-                               kafka_version or pinned_kafka_version())
+                               kafka_version or pinned_kafka_version(), fake_clocks)
     return PARTS[name].open(request)
 
 
@@ -114,7 +116,7 @@ def _requirements(name: str, bootstrap: str | None) -> dict[Need, Callable[[], N
     """The check of each need a platform meets only on some machines (UsageError saying
     why not): the others (the worker's hook, the ledger) are the system under test's."""
     kind = PLATFORMS[name]
-    return {Need.STORAGE: require_faultfs,
+    return {Need.STORAGE: require_faultfs, Need.CLOCK: require_clock_shim,
             Need.NETWORK: lambda: _require_network(kind, bootstrap)}
 
 

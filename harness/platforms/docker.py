@@ -38,6 +38,7 @@ from harness.platforms import docker_engine as engine
 from harness.platforms import docker_images as images
 from harness.platforms import docker_specs as specs
 from harness.platforms.base import LOG_FILE, PodInventory
+from harness.platforms.clock import clock_shim, with_clock_shim
 from harness.platforms.docker_engine import cleanup_run, require_engine
 from harness.platforms.docker_images import ensure_kafka_image, ensure_worker_image
 from harness.platforms.docker_network import DockerNetwork
@@ -190,6 +191,7 @@ class DockerPlatform(PodInventory):
             images.build_client(), sut.pod_image() if sut is not None else PodImage("worker"))
         self.network = network or specs.default_network(self.run_id)
         self.host_volumes = host_volumes
+        self.clock_shim: Path | None = None  # a plan with a clock fault: preloaded in pods
         self.user = user if user is not None else f"{os.getuid()}:{os.getgid()}"
         self._generation: dict[str, int] = {}
         self._containers: dict[str, Any] = {}
@@ -225,6 +227,8 @@ class DockerPlatform(PodInventory):
                 sut.container_command(self.worker, name, CONTAINER_PATHS) if sut else None,
                 sut.env() if sut else None,
             )
+            if self.clock_shim is not None:
+                spec = with_clock_shim(spec, self.clock_shim)
             container = self.client.containers.run(**spec)
             container.reload()
             pod.incarnation += 1
@@ -373,6 +377,7 @@ def open_docker(request: PlacementRequest) -> Placement:
             request.nodes, run_id=run_dir.name, bootstrap=kafka.internal_bootstrap,
             network=kafka.network, sut=request.sut,
         )
+        platform.clock_shim = clock_shim() if request.fake_clocks else None
     except BaseException:
         # No Placement yet, so no teardown: brokers that never got ready go here.
         with contextlib.suppress(Exception):

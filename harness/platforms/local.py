@@ -19,6 +19,7 @@ from common.waiting import wait_until
 from harness.errors import HarnessError
 from harness.kafka.cluster import KafkaCluster, NodeNetwork
 from harness.platforms.base import LOG_FILE, PodInventory
+from harness.platforms.clock import clock_env, clock_shim
 from harness.platforms.faultfs import FaultFsMounts
 from harness.platforms.placement import Placement, PlacementRequest
 from harness.procs import ProcessRegistry
@@ -31,7 +32,7 @@ class LocalPlatform(PodInventory):
     def __init__(
         self, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
         settings: PodSettings, node_count: int, network: NodeNetwork | None = None,
-        faultfs: FaultFsMounts | None = None,
+        faultfs: FaultFsMounts | None = None, clock_shim: Path | None = None,
     ) -> None:
         super().__init__(run_dir, node_count)
         self.registry = registry
@@ -40,6 +41,7 @@ class LocalPlatform(PodInventory):
         self.sut = sut
         self.settings = settings
         self.network = network
+        self.clock_shim = clock_shim  # a plan with a clock fault: preloaded into every pod
         self._popens: dict[str, subprocess.Popen[bytes]] = {}
         for node in self._nodes:
             (run_dir / "nodes" / node).mkdir(parents=True, exist_ok=True)
@@ -66,6 +68,8 @@ class LocalPlatform(PodInventory):
             if self.network is not None:
                 argv = self.network.wrap(name, argv)
             env = {**os.environ, **self.sut.env()}
+            if self.clock_shim is not None:
+                env.update(clock_env(str(self.clock_shim), str(self.pod_dir(name))))
             popen = self.registry.spawn(
                 f"pod-{name}", argv, self.pod_dir(name) / LOG_FILE, env=env
             )
@@ -216,6 +220,7 @@ def open_local(request: PlacementRequest) -> Placement:
     platform = LocalPlatform(
         run_dir, registry, request.sut, replace(request.settings, bootstrap=bootstrap),
         request.nodes, network, FaultFsMounts(registry) if request.storage_faults else None,
+        clock_shim() if request.fake_clocks else None,
     )
 
     def teardown() -> None:

@@ -26,6 +26,7 @@ class PlacementRequest:
     own_network: bool  # the plan has network faults
     storage_faults: bool  # the plan has one: the pods' volumes go on the fault filesystem
     kafka_version: str  # the brokers' release
+    fake_clocks: bool = False  # the plan has a clock fault: the pods run on the clock shim
 
 
 @dataclass

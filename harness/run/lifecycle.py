@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict, exit_code
 from common.waiting import wait_until
-from faults.kinds import NETWORK_FAULTS, STORAGE_FAULTS
+from faults.clock import settle_traces
+from faults.kinds import CLOCK_FAULTS, NETWORK_FAULTS, STORAGE_FAULTS
 from faults.model import Plan, pod_name
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
@@ -179,6 +180,7 @@ class Run:
             storage_faults=any(s.fault in STORAGE_FAULTS for s in self.plan.steps),
             own_network=any(s.fault in NETWORK_FAULTS for s in self.plan.steps),
             kafka_version=c.kafka_version,
+            fake_clocks=any(s.fault in CLOCK_FAULTS for s in self.plan.steps),
         )
         self.supervisor = SupervisedPlatform(
             self.placement.platform, RestartPolicy(mode=c.restart), self.history.record
@@ -348,6 +350,9 @@ class Run:
             self.platform.teardown()
         self._stop_statedir()
         self.workload.close()
+        if any(s.fault in CLOCK_FAULTS for s in self.plan.steps):
+            # The pods' traces back on the harness's clock, before anything reads them.
+            self.info["clock_settled_lines"] = settle_traces(self.run_dir)
 
     def _abort(self) -> None:
         """The run is ending early (error, Ctrl-C, SIGTERM): no healing, which would restart

@@ -232,3 +232,17 @@ def test_require_engine_fails_at_once_in_one_line(
         f"no Docker engine answers at {address}: start Docker or use --platform local"
     )
     assert "\n" not in message
+
+
+def test_a_pod_of_a_clock_plan_preloads_the_mounted_shim(tmp_path: Path) -> None:
+    """The clock fault (faults/clock.py): the shim read-only in the container, preloaded,
+    reading the clock file in the pod's folder, which is mounted already."""
+    from harness.platforms.clock import CONTAINER_SHIM, with_clock_shim
+
+    shim = tmp_path / "libkchaosclock.so"
+    spec = with_clock_shim(pod_spec(tmp_path), shim)
+    assert spec["environment"]["LD_PRELOAD"] == CONTAINER_SHIM
+    assert spec["environment"]["KCHAOS_CLOCK_FILE"] == f"{POD_MOUNT}/clock"
+    assert spec["environment"]["PYTHONUNBUFFERED"] == "1"  # the SUT's own kept
+    assert spec["volumes"][str(shim)] == {"bind": CONTAINER_SHIM, "mode": "ro"}
+    assert engine_payload(spec)  # the SDK takes it as containers.run would

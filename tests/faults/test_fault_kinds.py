@@ -226,3 +226,29 @@ def test_scale_in_leaves_the_group_and_stop_does_not(fleet: Fleet) -> None:
     ids = _instance_ids(fleet)
     assert not any(i.startswith("pod-1-") for i in ids), ids
     assert any(i.startswith("pod-0-") for i in ids), ids
+
+
+@pytest.mark.needs("cc")
+def test_clock_jumps_the_pods_wall_clock_and_heal_steps_it_back(fleet: Fleet) -> None:
+    from harness.platforms.clock import clock_shim
+
+    fleet.platform.clock_shim = clock_shim()  # as for a plan with a clock fault
+    fleet.platform.add_pod("pod-0", "node-0")
+    pid = fleet.wait_running("pod-0")
+
+    def lines_after(ns: int) -> list[dict[str, Any]]:
+        return [e for e in fleet.watcher.events("pod-0") if e.get("pid") == pid
+                and e["ts_ns"] > ns]
+
+    applied = fleet.apply("clock", jump_s=-3600.0)
+    assert applied["jump_s"] == -3600.0
+    fleet.produce(20)  # the pod traces its work on its own clock: an hour behind
+    fleet.wait_for("a line an hour behind", lambda: any(
+        abs(e["ts_ns"] - (time.time_ns() - 3600 * 10**9)) < 60 * 10**9
+        for e in fleet.watcher.events("pod-0") if e.get("pid") == pid))
+    healed = fleet.heal("clock")
+    assert healed["offset_s"] == -3600.0
+    back = time.time_ns() - 10**9
+    fleet.produce(20)
+    fleet.wait_for("a line on the true clock again", lambda: bool(lines_after(back)))
+    assert fleet.platform.pod("pod-0").pid == pid  # the same process all along
