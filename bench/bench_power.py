@@ -69,6 +69,16 @@ def classes_reached(summary: RunSummary) -> list[str]:
         return []
 
 
+def never_started(summary: RunSummary) -> bool:
+    """The harness stopped the run at set-up because the pods never reached RUNNING: the
+    mutant broke start-up itself. Not a check's catch, and not a miss: counted apart."""
+    try:
+        error = json.loads((summary.run_dir / "run.json").read_text()).get("error") or ""
+    except (OSError, ValueError, AttributeError):
+        return False
+    return "not RUNNING" in str(error)
+
+
 def mutant_of(summary: RunSummary) -> str | None:
     keys = [b.removeprefix("mutant:") for b in summary.bugs if b.startswith("mutant:")]
     return keys[0] if keys else None
@@ -86,18 +96,24 @@ def figures(log_dir: Path, catalog: dict[str, Mutant]) -> dict[str, Any]:
     rows = []
     for key, summaries in sorted(per.items()):
         caught = [s for s in summaries if s.verdict is False]
+        stuck = [s for s in summaries if never_started(s)]
         rows.append({
             "key": key, "mutant": catalog[key].label() if key in catalog else key,
             "mutated": catalog[key].mutated.splitlines()[0] if key in catalog else "",
-            "runs": {s.seed: {"verdict": s.outcome, "anomalies": s.anomaly_counts,
+            "runs": {s.seed: {"verdict": "never started" if s in stuck else s.outcome,
+                              "anomalies": s.anomaly_counts,
                               "reached": classes_reached(s)} for s in summaries},
             "caught": bool(caught),
+            "never_started": bool(stuck) and not caught,
         })
     judged = [r for r in rows if r["runs"]]
+    caught = sum(r["caught"] for r in judged)
+    stuck = sum(r["never_started"] for r in judged)
     return {
-        "nightly": str(log_dir), "mutants": len(judged),
-        "caught": sum(r["caught"] for r in judged),
-        "catch_rate": round(sum(r["caught"] for r in judged) / len(judged), 3) if judged else None,
+        "nightly": str(log_dir), "mutants": len(judged), "caught": caught,
+        "never_started": stuck,
+        "catch_rate": round(caught / len(judged), 3) if judged else None,
+        "caught_or_never_started": round((caught + stuck) / len(judged), 3) if judged else None,
         "control": {s.seed: s.outcome for s in control},
         "control_valid": all(s.verdict is True for s in control),
         "rows": rows,
@@ -112,18 +128,20 @@ def show(result: dict[str, Any]) -> str:
     for row in result["rows"]:
         runs = "; ".join(f"{seed}: {r['verdict']} {r['anomalies'] or ''}".strip()
                          for seed, r in sorted(row["runs"].items()))
-        table.add_row(row["mutant"], row["mutated"], "yes" if row["caught"] else "NO", runs)
+        said = "yes" if row["caught"] else "never started" if row["never_started"] else "NO"
+        table.add_row(row["mutant"], row["mutated"], said, runs)
         lines.append(f"| `{row['mutant']}` | `{row['mutated']}` | "
-                     f"{'yes' if row['caught'] else '**no**'} | {runs} |")
+                     f"{said if said != 'NO' else '**no**'} | {runs} |")
     console.print(table)
-    missed = [r for r in result["rows"] if not r["caught"]]
+    missed = [r for r in result["rows"] if not (r["caught"] or r["never_started"])]
     for row in missed:
         reached = {seed: r["reached"] for seed, r in row["runs"].items()}
         console.print(f"missed {row['key']}: classes reached {reached}", highlight=False)
         lines.append(f"\nmissed `{row['key']}`: classes reached {reached}")
     headline = (f"catch rate: {result['caught']} of {result['mutants']} mutants "
-                f"({100 * (result['catch_rate'] or 0):.0f}%); control (fixed worker): "
-                f"{result['control']}")
+                f"({100 * (result['catch_rate'] or 0):.0f}%) invalid in a run; "
+                f"{result['never_started']} more never started (pods not RUNNING at set-up); "
+                f"control (fixed worker): {result['control']}")
     console.print(headline, highlight=False)
     return "\n".join([headline, "", *lines]) + "\n"
 
