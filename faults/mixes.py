@@ -233,7 +233,8 @@ def _clock(b: Builder, at: float) -> None:
     """A pod's clock (faults/clock.py) jumps 15-40 s either way right after a commit (a
     transaction just opened), or runs at 0.5x or 3x; healed after 4-10 s."""
     if b.rng.random() < 0.75:
-        b.add("clock", b.pod(), Trigger(at, "commits", count=1, timeout_s=10),
+        b.add("clock", b.pod(), Trigger(at, "commits", count=1,
+                                        timeout_s=commits_wait_s(b.settings, 1)),
               heal_after_s=b.r(4, 10), jump_s=b.rng.choice([-1, 1]) * b.r(15, 40))
     else:
         b.add("clock", b.pod(), Trigger(at), heal_after_s=b.r(4, 10),
