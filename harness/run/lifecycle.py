@@ -139,8 +139,10 @@ class Run:
             self._abort()
             raise
         finally:
-            self._tear_down_placement()
+            # The check is over: its Spark first, before a teardown that may raise (an
+            # engine gone mid-run) and leave the rest of this block undone.
             self._stop_check_spark()
+            self._tear_down_placement()
             self.history.close()
             self.info["timings"] = self.timings
             self.info["verdict"] = verdict

@@ -18,6 +18,7 @@ import docker
 import pytest
 
 from harness.platforms.docker_engine import cleanup_run
+from harness.procs import is_same_process, load_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,6 +150,9 @@ def test_engine_gone_mid_run_exits_255_without_hanging(engine: docker.DockerClie
         lines = re.findall(r"kchaos: [^\n]*", stderr)
         assert len(lines) == 1 and "harness failed" in lines[0], stderr[-3000:]
         assert (run_dir / "history.jsonl").exists()  # what was collected is kept
+        # The run's own processes (its check's Spark) are stopped though the teardown failed
+        alive = [r for r in load_records(run_dir / "pids.json") if is_same_process(r)]
+        assert not alive, f"left behind: {alive}"
     finally:
         if run.poll() is None:
             run.kill()
