@@ -22,29 +22,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from common.files import write_atomically
 from faults.params import ClockParams, parse
 
 if TYPE_CHECKING:
-    from faults.context import FaultContext
+    from faults.context import FaultContext, Step
 
-
-class _Step(Protocol):
-    """What the clock reads of a step (faults.kinds.Step)."""
-
-    @property
-    def id(self) -> int: ...
-
-    @property
-    def fault(self) -> str: ...
-
-    @property
-    def target(self) -> str: ...
-
-    @property
-    def params(self) -> Mapping[str, Any]: ...
 
 CLOCK_FILE = "clock"  # in the pod's folder, beside its control file
 SKEW_STEP_S = 0.05  # a skew's offset is rewritten this often
@@ -76,7 +61,7 @@ def _skew(path: Path, rate: float, start_ns: int, stop: threading.Event) -> None
         _write(path, round((time.time_ns() - start_ns) * (rate - 1.0)))
 
 
-def apply_clock(ctx: FaultContext, step: _Step) -> dict[str, Any]:
+def apply_clock(ctx: FaultContext, step: Step) -> dict[str, Any]:
     args = parse(ClockParams, step.params, step.fault, f"step {step.id} ({step.fault})")
     path = clock_path(ctx, step.target)
     _stop_skew(path)
@@ -91,7 +76,7 @@ def apply_clock(ctx: FaultContext, step: _Step) -> dict[str, Any]:
     return {"written_ns": written, "jump_s": args.jump_s, "rate": args.rate}
 
 
-def heal_clock(ctx: FaultContext, step: _Step) -> dict[str, Any]:
+def heal_clock(ctx: FaultContext, step: Step) -> dict[str, Any]:
     path = clock_path(ctx, step.target)
     _stop_skew(path)
     before = _offset(path)

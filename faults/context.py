@@ -4,6 +4,7 @@ and the application's group, each a small protocol, gathered in a `FaultContext`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -93,3 +94,20 @@ class FaultContext:
         if capability is None:
             raise RuntimeError(f"{fault} needs {what}")
         return capability
+
+
+class Step(Protocol):
+    """What a kind reads of a plan's step (faults.model.Step, which checks its parameters
+    against the kind's: the model imports the kinds, not the other way round)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def fault(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def params(self) -> Mapping[str, Any]: ...

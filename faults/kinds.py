@@ -10,15 +10,15 @@ from the worker is the control file's checkpoint delay.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from common.files import write_atomically
 from faults.clock import apply_clock, heal_clock
-from faults.context import Brokers, FaultContext, Storage
+from faults.context import Brokers, FaultContext, Step, Storage
 from faults.params import (
     ClockParams,
     DelayCheckpointParams,
@@ -35,24 +35,6 @@ from faults.params import (
     parse,
 )
 from faults.platform import Platform
-
-
-class Step(Protocol):
-    """What a kind reads of a plan's step (faults.model.Step, which checks its parameters
-    against the kind's: the model imports the kinds, not the other way round)."""
-
-    @property
-    def id(self) -> int: ...
-
-    @property
-    def fault(self) -> str: ...
-
-    @property
-    def target(self) -> str: ...
-
-    @property
-    def params(self) -> Mapping[str, Any]: ...
-
 
 Details = dict[str, Any]
 
