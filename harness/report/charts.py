@@ -177,15 +177,7 @@ def _add_client_rows(fig: go.Figure, tl: Timeline) -> None:
                        legendgroup="client", line={"color": "#bf8700"}, line_shape="hv"),
             row=2, col=1,
         )
-    if tl.lag is not None:
-        fig.add_trace(
-            go.Scatter(x=tl.bins, y=tl.lag, name="lag", line={"color": "#8250df"},
-                       fill="tozeroy", legendgroup="client", line_shape="hv"),
-            row=3, col=1,
-        )
-    else:
-        fig.add_annotation(text="no commit offsets in the traces", showarrow=False,
-                           xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
+    _lag_row(fig, tl.bins, tl.lag, "lag", "client", "no commit offsets in the traces")
 
 
 def _add_topic_rows(fig: go.Figure, tl: Timeline) -> None:
@@ -197,14 +189,21 @@ def _add_topic_rows(fig: go.Figure, tl: Timeline) -> None:
                        line={"dash": "dot" if name.startswith("out: ") else "solid"}),
             row=2, col=1,
         )
-    if tl.group_lag is not None:
+    _lag_row(fig, tl.bins, tl.group_lag, "group lag", "topics",
+             "the group's lag was not sampled")
+
+
+def _lag_row(fig: go.Figure, bins: list[float], lag: list[float] | None, name: str,
+             group: str, missing: str) -> None:
+    """The third row: a lag series, or why there is none."""
+    if lag is not None:
         fig.add_trace(
-            go.Scatter(x=tl.bins, y=tl.group_lag, name="group lag", line={"color": "#8250df"},
-                       fill="tozeroy", legendgroup="topics", line_shape="hv"),
+            go.Scatter(x=bins, y=lag, name=name, line={"color": "#8250df"},
+                       fill="tozeroy", legendgroup=group, line_shape="hv"),
             row=3, col=1,
         )
     else:
-        fig.add_annotation(text="the group's lag was not sampled", showarrow=False,
+        fig.add_annotation(text=missing, showarrow=False,
                            xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
 
 

@@ -58,22 +58,25 @@ def _lacks(version: str, needs: tuple[tuple[tuple[int, int], str], ...]) -> str 
     return next((what for first, what in needs if _release(version) < first), None)
 
 
-def kstreams_refusal(version: str) -> str | None:
-    """Why Kafka Streams `version` cannot run the app under the streams protocol, or None."""
-    what = _lacks(version, KSTREAMS_NEEDS)
+def _refusal(version: str, needs: tuple[tuple[tuple[int, int], str], ...], subject: str,
+             option: str) -> str | None:
+    """`subject` names what lacks it, e.g. "Kafka {version} brokers lack"."""
+    what = _lacks(version, needs)
     if what is None:
         return None
-    return (f"--group-protocol streams: Kafka Streams {version} lacks {what}; give "
-            f"--kstreams-version {FIRST_STREAMS_RELEASE} or later, or --group-protocol classic")
+    return (f"--group-protocol streams: {subject.format(version=version)} {what}; give "
+            f"{option} {FIRST_STREAMS_RELEASE} or later, or --group-protocol classic")
+
+
+def kstreams_refusal(version: str) -> str | None:
+    """Why Kafka Streams `version` cannot run the app under the streams protocol, or None."""
+    return _refusal(version, KSTREAMS_NEEDS, "Kafka Streams {version} lacks",
+                    "--kstreams-version")
 
 
 def broker_refusal(version: str) -> str | None:
     """Why Kafka `version` brokers cannot hold the app's streams group, or None."""
-    what = _lacks(version, BROKER_NEEDS)
-    if what is None:
-        return None
-    return (f"--group-protocol streams: Kafka {version} brokers lack {what}; give "
-            f"--kafka-version {FIRST_STREAMS_RELEASE} or later, or --group-protocol classic")
+    return _refusal(version, BROKER_NEEDS, "Kafka {version} brokers lack", "--kafka-version")
 
 
 def refuse_kstreams(protocol: str, version: str | None) -> None:
