@@ -48,6 +48,7 @@ class Generation:
     first: tuple[int, int]
     jar: str  # <artifactId>-<version>.jar of its pom
     cannot_trace: tuple[str, ...]  # trace events its releases give it no listener for
+    agent: bool = False  # the jar is a Java agent too (its manifest's Premain-Class)
 
     @property
     def pom(self) -> Path:
@@ -63,7 +64,8 @@ GENERATIONS = (
     # restore-suspended too before 3.5 (no onRestoreSuspended): its app-config event says
     Generation("legacy", WORKLOADS / "kstreams-legacy", (2, 1),
                "kchaos-kstreams-ledger-legacy-1.jar",
-               ("standby-update-start", "standby-update-suspended")),
+               ("standby-update-start", "standby-update-suspended"),
+               agent=True),  # StateDirAgent: cleaner passes, locks, checkpoint reads
 )
 OLDEST = GENERATIONS[-1].first
 
@@ -206,18 +208,22 @@ class KafkaStreamsApp:
         return self._build
 
     def command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
-        return self._java(require_java(), self.built.classpath, settings, pod, paths)
+        built = self.built
+        return self._java(require_java(), built.classpath, settings, pod, paths,
+                          str(built.jars[0]))
 
     def pod_image(self) -> PodImage:
         return PodImage("jvm", self.built.jars)
 
     def container_command(self, settings: PodSettings, pod: str, paths: PodPaths) -> list[str]:
-        return self._java("java", f"{CONTAINER_APP_DIR}/*", settings, pod, paths)
+        return self._java("java", f"{CONTAINER_APP_DIR}/*", settings, pod, paths,
+                          f"{CONTAINER_APP_DIR}/{self.generation.jar}")
 
     def _java(self, java: str, classpath: str, settings: PodSettings, pod: str,
-              paths: PodPaths) -> list[str]:
+              paths: PodPaths, app_jar: str) -> list[str]:
         extra = [arg for setting in self.streams_config for arg in ("--streams-config", setting)]
-        return [java, "-Xms64m", "-Xmx384m", "-cp", classpath, MAIN_CLASS,
+        agent = [f"-javaagent:{app_jar}"] if self.generation.agent else []
+        return [java, "-Xms64m", "-Xmx384m", *agent, "-cp", classpath, MAIN_CLASS,
                 *settings.argv(pod, paths), *extra]
 
     def env(self) -> dict[str, str]:

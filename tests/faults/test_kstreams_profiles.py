@@ -9,6 +9,7 @@ import json
 import pytest
 from golden_plans import GOLDEN_FILE
 
+from faults.faultfs.rules import Rule
 from faults.plan import PROFILES, REGISTRY, plan, profile_config
 from faults.scenarios import SCENARIOS
 from faults.scenarios.kafka_8187_kstreams import (
@@ -27,12 +28,13 @@ NAMES = tuple(name for name, s in SCENARIOS.items() if s.sut == KAFKA_STREAMS)
 # txn-commit from the commit metric, restore-end from the restore listener; the legacy app,
 # 2.1 to 2.5, also lock-failed and cleaner-delete from Kafka Streams' log lines, LogTrace.java).
 KSTREAMS_CONDITIONS = {"commits", "restored"}
-LEGACY_CONDITIONS = {"contended", "cleaned"}
-LEGACY_ONLY = {"KAFKA-8187-kstreams"}  # aimed at 2.2.x: the legacy app
+LEGACY_CONDITIONS = {"contended", "cleaned", "cleaner-deleted"}
+LEGACY_ONLY = {"KAFKA-8187-kstreams", "KAFKA-8187-family"}  # aimed at 2.x: the legacy app
 
 
 def test_registered_after_every_other_profile() -> None:
-    assert NAMES == ("KAFKA-7672-kstreams", "KAFKA-8187-kstreams", "KIP-406-kstreams")
+    assert NAMES == ("KAFKA-7672-kstreams", "KAFKA-8187-kstreams", "KIP-406-kstreams",
+                     "KAFKA-8187-family")
     assert PROFILES[-len(NAMES):] == NAMES
     assert all(REGISTRY[name] is SCENARIOS[name] for name in NAMES)
 
@@ -125,3 +127,32 @@ def test_kip_406_kstreams_cuts_the_running_consumer() -> None:
     for first, second in (p.steps[0:2], p.steps[2:4]):
         assert first.trigger.condition == "commits"
         assert second.trigger.condition is None and second.trigger.at_s == first.trigger.at_s
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 99])
+def test_kafka_8187_family_moves_tasks_back_while_a_slowed_pass_runs(seed: int) -> None:
+    """The window: at-least-once (under exactly-once the constructor's checkpoint delete
+    touches the directory and the cleaner leaves it), one thread and one spare (the tasks
+    come back to the thread that waits for the pass), a short cleaner delay (the moved
+    tasks' directories are obsolete within seconds), every delete under the task
+    directories slowed from the start, and the spare's leave at the pass's first delete."""
+    config = profile_config("KAFKA-8187-family")
+    assert (config["guarantee"], config["threads"], config["standbys"]) == (
+        "at_least_once", 1, 0)
+    assert config["cleaner_delay_ms"] <= 2000 and config["partitions"] >= 4
+    p = plan(seed, "KAFKA-8187-family", 1, 1, config["time_limit_s"])
+    assert [(s.fault, s.target) for s in p.steps] == [("io-delay", "pod-0"),
+                                                      ("scale-out", "pod-1")]
+    slow, spare = p.steps
+    assert slow.trigger.at_s == 0.0 and slow.heal_after_s is None and slow.heal_when is None
+    rule = Rule.from_json({**slow.params, "delay_ms": slow.params["ms"]})
+    assert rule.delay_ms > 0 and rule.ops == ("unlink",)  # the fault filesystem's rmdir too
+    assert rule.matches("unlink", "/ledger-app/0_4/rocksdb/balances/000009.sst")
+    assert rule.matches("unlink", "/ledger-app/0_4/.checkpoint")
+    assert not rule.matches("unlink", "/ledger-app/global/rocksdb/accounts/000009.sst")
+    assert not rule.matches("fsync", "/ledger-app/0_4/.checkpoint")
+    heal = spare.heal_when
+    assert heal is not None and (heal.condition, heal.pod, heal.count) == (
+        "cleaner-deleted", "pod-0", 1)
+    # Its deadline leaves the pass and the damaged tasks' running time before the end.
+    assert spare.trigger.at_s + heal.at_s + heal.timeout_s < config["time_limit_s"] - 30.0

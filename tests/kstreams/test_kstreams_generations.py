@@ -17,6 +17,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import UsageError
+from harness.sut.base import CONTAINER_APP_DIR
 from harness.sut.kstreams import (
     COMMON_DIR,
     GENERATIONS,
@@ -31,8 +32,10 @@ from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run
 CURRENT, LEGACY = GENERATIONS
 PACKAGE = Path("src/main/java/dev/kchaos/kstreams")
 # Trace events only the legacy tree writes: which guarantee, membership and events it had;
-# and what 2.x tells only its log (LogTrace.java: a lock that failed, the cleaner's deletions).
-LEGACY_ONLY = {"app-config", "lock-failed", "cleaner-delete"}
+# what 2.x tells only its log (LogTrace.java: a lock that failed, the cleaner's deletions)
+# and what it tells nobody (StateDirAgent: cleaner passes, directory locks, checkpoint reads).
+LEGACY_ONLY = {"app-config", "lock-failed", "cleaner-delete", "cleaner-pass", "dir-locked",
+               "checkpoint-read"}
 
 
 @pytest.mark.parametrize(("version", "tree"), [
@@ -166,6 +169,20 @@ def test_the_build_classpath_starts_with_the_generations_jar(tmp_path: Path) -> 
     assert LEGACY.jar != CURRENT.jar
 
 
+def test_the_legacy_pods_run_under_the_state_directory_agent() -> None:
+    """2.x tells nobody of its cleaner's passes, its locks and its checkpoint reads: the
+    legacy jar is its own Java agent (StateDirAgent) and every legacy pod runs under it."""
+    from tests.docker.test_specs import CONTAINER_PATHS, WORKER
+
+    legacy = KafkaStreamsApp("2.2.2").container_command(WORKER, "pod-0", CONTAINER_PATHS)
+    assert f"-javaagent:{CONTAINER_APP_DIR}/{LEGACY.jar}" in legacy
+    assert legacy.index(f"-javaagent:{CONTAINER_APP_DIR}/{LEGACY.jar}") < legacy.index("-cp")
+    current = KafkaStreamsApp("4.2.2").container_command(WORKER, "pod-0", CONTAINER_PATHS)
+    assert not any(arg.startswith("-javaagent") for arg in current)
+    pom = (LEGACY.app_dir / "pom.xml").read_text()
+    assert "<Premain-Class>dev.kchaos.kstreams.StateDirAgent</Premain-Class>" in pom
+
+
 # The current tree's build is tests/kstreams/test_kstreams_sut.py's (the default release).
 # A cold build of the legacy tree took 15-21 s here (Maven Central downloads included).
 @pytest.mark.slow
@@ -205,6 +222,13 @@ def test_fault_free_run_on_kafka_streams_2_1_is_valid(tmp_path: Path) -> None:
     # Transformer's init; task-first-record: after its first writes
     assert {"txn-commit", "task-running", "task-first-record", "client-state"} <= events, events
     assert not events & set(LEGACY.cannot_trace)
+    # StateDirAgent: each task read its checkpoint (none yet: `{}`) when it was made, and
+    # took its directory's lock after that (2.1's order, the one KAFKA-8187's family needs).
+    first: dict[tuple[str, str], str] = {}
+    for t in sorted(traces, key=lambda t: t["ts_ns"]):
+        if t["event"] in ("checkpoint-read", "dir-locked") and t["thread"] != "cleaner":
+            first.setdefault((t["pod"], t["task"]), t["event"])
+    assert first and set(first.values()) == {"checkpoint-read"}, first
 
 
 def test_a_release_maven_central_does_not_serve_is_one_line_254(

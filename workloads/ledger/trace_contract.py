@@ -126,9 +126,12 @@ TASK_INIT: Final = _event(
      "digest": "store digest (workloads.ledger.contract.store_digest)",
      "entries": "entries in the store"})
 CHECKPOINT_READ: Final = _event(
-    "checkpoint-read", WORKER, "a task read its `.checkpoint`",
+    "checkpoint-read", WORKER | Emitter.KSTREAMS_LEGACY,
+    "a task read its `.checkpoint` (legacy app: OffsetCheckpoint.read, StateDirAgent; `{}`: "
+    "no file)",
     {**_TASK, **_OFFSETS,
-     "kind": "`standby-creation` when a standby reads it before its lock (KAFKA-8187)"})
+     "kind": "`standby-creation` when a standby reads it before its lock (KAFKA-8187); "
+     "the worker only"})
 CHECKPOINT_WRITE: Final = _event(
     "checkpoint-write", WORKER | STATEDIR,
     "a `.checkpoint` was written (the watch: one appeared or changed, at its mtime)",
@@ -142,6 +145,16 @@ CHECKPOINT_DELAY: Final = _event(
     "the control-file hook slept before a checkpoint write",
     {**_TASK, "delay_ms": "how long", **_REASON})
 WIPE: Final = _event("wipe", WORKER, "a task's store was wiped", {**_TASK, **_REASON})
+DIR_LOCKED: Final = _event(
+    "dir-locked", Emitter.KSTREAMS_LEGACY,
+    "a task directory's lock was taken (StateDirectory.lock, StateDirAgent): by a stream "
+    "thread, or by the cleaner (thread `cleaner`) for each unowned directory it looks at",
+    dict(_TASK))
+CLEANER_PASS: Final = _event(
+    "cleaner-pass", Emitter.KSTREAMS_LEGACY,
+    "a pass of the state-directory cleaner began or ended (StateDirectory.cleanRemovedTasks, "
+    "StateDirAgent; thread `cleaner`): its `cleaner-delete`s and `dir-locked`s lie between",
+    {"phase": "start or end"})
 LOCK_FAILED: Final = _event(
     "lock-failed", WORKER | Emitter.KSTREAMS_LEGACY,
     "a task could not take its directory's lock (legacy app: from AssignedTasks' TRACE "

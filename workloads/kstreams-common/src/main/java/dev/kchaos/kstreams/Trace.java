@@ -31,8 +31,12 @@ final class Trace {
         return now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
 
-    /** "StreamThread-1" from "ledger-app-<uuid>-StreamThread-1"; "main" and others as they are. */
+    /** "StreamThread-1" from "ledger-app-<uuid>-StreamThread-1", "cleaner" from
+     * "<client id>-CleanupThread" (the state-directory cleaner); "main" and others as they are. */
     static String shortThread(String name) {
+        if (name.endsWith("-CleanupThread")) {
+            return "cleaner";
+        }
         for (String part : new String[] {"StreamThread-", "StateUpdater-", "GlobalStreamThread"}) {
             int at = name.indexOf(part);
             if (at >= 0) {

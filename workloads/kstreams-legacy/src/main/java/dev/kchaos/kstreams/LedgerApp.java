@@ -173,6 +173,7 @@ public final class LedgerApp {
         String pod = flags.get("instance-id", "pod-0");
         Trace trace = new Trace(flags.get("trace", null), pod);
         LogTrace.install(trace); // lock-failed, cleaner-delete: from Kafka Streams' log lines
+        StateDirTrace.install(trace); // cleaner passes, locks, checkpoint reads: StateDirAgent
         Topology topology = topology(flags, trace);
         System.err.println(topology.describe());
         String used = String.valueOf(config.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
