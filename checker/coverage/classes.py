@@ -14,11 +14,14 @@ from checker.coverage.facts import Crash, Event, Facts
 from workloads.ledger.trace_contract import (
     ASSIGNED,
     CHECKPOINT_DELAY,
+    CHECKPOINT_READ,
+    CLEANER_DELETE,
     COMMIT,
     COMMIT_EVENTS,
     GLOBAL_RESTORE_START,
     MEMTABLE_FLUSH,
     RESTORE_END,
+    RESTORE_START,
     REVOKED,
     TASK_INIT,
     TASK_RUNNING,
@@ -338,6 +341,30 @@ def _clock_jump_in_txn_or_session(f: Facts) -> list[Hit]:
     return hits
 
 
+def _checkpoint_read_then_cleaned(f: Facts) -> list[Hit]:
+    """A task read offsets from its `.checkpoint`, and the state-directory cleaner of the
+    same process deleted the task's directory before the task restored or ran from them
+    (KAFKA-8187's family: the read comes before the lock, the deletion in between). The
+    hit's lines: the read, the deletion, and the task's next restore start there if any
+    (the offsets it used)."""
+    hits = []
+    for _pid, events in sorted(f.by_pid.items()):
+        read: dict[str, Event] = {}  # task -> a read not yet followed by its use
+        for e in events:
+            task = str(e.get("task"))
+            if e["event"] == CHECKPOINT_READ and e.get("offsets"):
+                read[task] = e
+            elif e["event"] in (RESTORE_START, TASK_RUNNING):
+                read.pop(task, None)
+            elif e["event"] == CLEANER_DELETE and task in read:
+                before = read.pop(task)
+                used = next((later for later in events if later["ts_ns"] > e["ts_ns"]
+                             and later["event"] == RESTORE_START
+                             and str(later.get("task")) == task), None)
+                hits.append(_hit(e["ts_ns"], before, e, used))
+    return sorted(hits, key=lambda h: h.time_ns)
+
+
 def _guarantee(name: str, commit: str) -> Callable[[Facts], list[Hit]]:
     def detect(f: Facts) -> list[Hit]:
         if f.guarantee != name:
@@ -382,6 +409,9 @@ CLASSES: tuple[ConditionClass, ...] = (
     ConditionClass("clock-jump-in-txn-or-session",
                    "a pod's clock jumped inside a transaction or past its session timeout",
                    _clock_jump_in_txn_or_session),
+    ConditionClass("checkpoint-read-then-cleaned",
+                   "a task read its checkpoint, then the cleaner deleted its directory "
+                   "before the task used the offsets", _checkpoint_read_then_cleaned),
     ConditionClass("exactly-once", "the run used exactly-once (exactly_once_v2)",
                    _guarantee("exactly_once_v2", TXN_COMMIT), scope="nightly"),
     ConditionClass("at-least-once", "the run used at-least-once",

@@ -15,6 +15,9 @@ from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
 # a pass that deletes a few directories lasts many seconds.
 UNLINK_DELAY_MS = (300, 400)
 TASK_FILES = "*/[0-9]*_[0-9]*/*"  # a task directory's contents (the fault filesystem's paths)
+# The spare's leave waits this long for the pass's first delete: its JVM's start and join
+# (5-40 s on a loaded machine), the move, the directories' ageing, the pass's start.
+SPARE_WAIT_S = 70.0
 
 
 def plan(b: Builder) -> ProfileSettings:
@@ -41,8 +44,10 @@ def plan(b: Builder) -> ProfileSettings:
     whose thread constructs them (reading the checkpoints of the directories the pass has
     not reached yet) and waits for the lock while the pass deletes those directories.
     Accounts are many (4000, 500 a task) so that some of a returning task's keys were not
-    written while the spare held it: those are the history before X. One cycle in 90 s:
-    the pass ends some 40 s in, and the damaged tasks run on for the rest.
+    written while the spare held it: those are the history before X. One cycle in 120 s:
+    the pass ends some 40-80 s in (the spare's start takes longer on a loaded machine), and
+    the damaged tasks run on for the rest. Whether a run met the window is its coverage
+    class `checkpoint-read-then-cleaned` (a valid run that did not meet it says nothing).
     The traces show the order (`checkpoint-read`, `cleaner-delete`, `dir-locked`,
     `restore-start` from X: StateDirAgent and LogTrace in workloads/kstreams-legacy)."""
     b.add("io-delay", pod_name(0), Trigger(0.0), ms=b.rng.choice(UNLINK_DELAY_MS),
@@ -52,10 +57,10 @@ def plan(b: Builder) -> ProfileSettings:
     spare = pod_name(b.spare)
     b.spare += 1
     b.add("scale-out", spare, Trigger(FIRST_FAULT_S),
-          heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=40.0, pod=pod_name(0)))
+          heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=SPARE_WAIT_S, pod=pod_name(0)))
     return {"pods": 1, "threads": 1, "standbys": 0, "partitions": 8, "accounts": 4000,
             "guarantee": "at_least_once", "cleaner_delay_ms": 2000,
-            "cleaner_interval_ms": 2000, "restart": "never", "time_limit_s": 90.0}
+            "cleaner_interval_ms": 2000, "restart": "never", "time_limit_s": 120.0}
 
 
 SCENARIO = Scenario("KAFKA-8187-family", plan, switches=(), order=12, sut=KAFKA_STREAMS)

@@ -332,3 +332,32 @@ def test_section_from_a_run_folder(tmp_path: Path) -> None:
 def test_section_of_a_missing_folder_is_empty_not_an_error(tmp_path: Path) -> None:
     doc = coverage_section(tmp_path / "nope")
     assert doc["reached"] == [] and "error" not in doc
+
+
+# -- checkpoint-read-then-cleaned (KAFKA-8187's family) ---------------------------------
+
+OFFSETS = {"ledger-app-balances-changelog-5": 143}
+READ_THEN_CLEANED = [
+    ev(34.0, "pod-0", 10, "checkpoint-read", task="0_5", offsets=OFFSETS),
+    ev(40.4, "pod-0", 10, "cleaner-delete", thread="cleaner", task="0_5", age_s=24.0),
+    ev(63.8, "pod-0", 10, "dir-locked", task="0_5"),
+    ev(63.9, "pod-0", 10, "restore-start", task="0_5", store="balances", partition=5,
+       from_offset=143, end_offset=198),
+]
+
+
+def test_a_checkpoint_read_then_its_directory_cleaned_before_the_restore() -> None:
+    assert count("checkpoint-read-then-cleaned", facts(READ_THEN_CLEANED)) == 1
+
+
+def test_a_restore_before_the_cleaning_is_not_counted() -> None:
+    used_first = [READ_THEN_CLEANED[0], {**READ_THEN_CLEANED[3], "ts_ns": 35 * S},
+                  READ_THEN_CLEANED[1]]
+    assert count("checkpoint-read-then-cleaned", facts(used_first)) == 0
+
+
+def test_an_empty_checkpoint_or_another_process_is_not_counted() -> None:
+    empty = [{**READ_THEN_CLEANED[0], "offsets": {}}, *READ_THEN_CLEANED[1:]]
+    assert count("checkpoint-read-then-cleaned", facts(empty)) == 0
+    elsewhere = [READ_THEN_CLEANED[0], {**READ_THEN_CLEANED[1], "pid": 11}]
+    assert count("checkpoint-read-then-cleaned", facts(elsewhere)) == 0
