@@ -119,11 +119,11 @@ class Nemesis:
     def tick(self) -> bool:
         """Heal what is due, apply the steps whose triggers fire (in an ordered plan, a
         step waits for the one before it). False when nothing is left to do."""
-        for outcome in self._due_heals(any_time=False):
-            self._heal(outcome)
+        self._heal_what_is_due()
         if self.plan.ordered:
             while self._pending and not self._stop.is_set() and self._triggered(self._pending[0]):
                 self._apply(self._pending.pop(0))
+                self._heal_what_is_due()
         else:
             for outcome in list(self._pending):
                 if self._stop.is_set():
@@ -131,7 +131,16 @@ class Nemesis:
                 if self._triggered(outcome):
                     self._pending.remove(outcome)
                     self._apply(outcome)
+                    self._heal_what_is_due()
         return bool(self._pending or self._due_heals(any_time=True))
+
+    def _heal_what_is_due(self) -> None:
+        """Heals come before the next step's start: an apply that took long (a broker's
+        clean stop on a loaded machine) leaves later steps due at once, and applying them
+        in a burst would stack faults the plan kept apart (three brokers down at once, a
+        quorum lost, a broker that cannot start again)."""
+        for outcome in self._due_heals(any_time=False):
+            self._heal(outcome)
 
     def _triggered(self, outcome: StepOutcome) -> bool:
         trigger = outcome.step.trigger

@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from faults.context import FaultContext
 from faults.model import Plan, Step, Trigger
 from faults.nemesis import Nemesis
@@ -90,6 +92,39 @@ def test_steps_apply_in_time_order_and_heal_when_due(tmp_path: Path) -> None:
     assert phases == [("kill", "pod-0", "start"), ("kill", "pod-0", "end"),
                       ("pause", "pod-1", "start"), ("pause", "pod-1", "end")]
     assert all(op[0] == "nemesis" and op[1] == "info" for op in ops)
+
+
+class SlowStopPlatform(RecordingPlatform):
+    """A pod's clean stop takes 5 s of the nemesis's clock (a broker's, on a loaded
+    machine), so the steps after it are all due when it returns."""
+
+    def __init__(self, root: Path, pods: list[str], clock: list[float]) -> None:
+        super().__init__(root, pods)
+        self.clock = clock
+
+    def stop_pod(self, name: str, grace_s: float = 30.0) -> None:
+        super().stop_pod(name, grace_s)
+        self.clock[0] += 5.0
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_a_heal_due_during_a_long_apply_comes_before_the_next_step(
+    tmp_path: Path, ordered: bool
+) -> None:
+    """Before: the steps due after a slow apply started in a burst, the first fault still
+    in force (a broker run lost its quorum this way: three brokers down at once)."""
+    clock = [0.0]
+    platform = SlowStopPlatform(tmp_path, ["pod-0", "pod-1"], clock)
+    plan = Plan(1, "t", (
+        Step(0, "stop", "pod-0", Trigger(0.0), heal_after_s=1.0),
+        Step(1, "kill", "pod-1", Trigger(2.0), heal_after_s=1.0),
+    ), ordered=ordered)
+    ctx = FaultContext(platform=platform, application_id="app")
+    nemesis = Nemesis(plan, ctx, TraceWatcher(platform, "app"), lambda *op: None,
+                      monotonic=lambda: clock[0], wall_ns=lambda: int(clock[0] * 1e9))
+    nemesis.begin()
+    nemesis.tick()
+    assert platform.calls[:3] == [("stop", "pod-0"), ("start", "pod-0"), ("kill", "pod-1")]
 
 
 def test_a_fault_still_in_force_at_the_end_is_healed_and_late_steps_skipped(
