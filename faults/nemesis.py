@@ -110,6 +110,10 @@ class Nemesis:
     def applied(self) -> int:
         return sum(1 for o in self.outcomes if o.applied_at_s is not None)
 
+    @property
+    def failed(self) -> int:
+        return sum(1 for o in self.outcomes if o.status == "failed")
+
     # -- the loop ------------------------------------------------------------------------
 
     def _run(self) -> None:

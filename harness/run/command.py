@@ -38,7 +38,8 @@ def _progress_table(config: RunConfig, progress: Progress) -> Table:
         f"{elapsed:5.0f}s",
         f"events sent {progress.sent} / acked {progress.acked}",
         f"pods up {progress.pods_up}/{progress.pods}",
-        f"faults {progress.faults_applied}/{progress.faults_planned}",
+        f"faults {progress.faults_applied}/{progress.faults_planned}"
+        + (f" ({progress.faults_failed} failed)" if progress.faults_failed else ""),
         f"lag {lag}",
     )
     return table

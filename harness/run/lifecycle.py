@@ -59,6 +59,7 @@ class Progress:
     pods_up: int = 0
     pods: int = 0
     faults_applied: int = 0
+    faults_failed: int = 0  # applied or healed with an error (plan.json has which)
     faults_planned: int = 0
     lag: int | None = None
 
@@ -298,6 +299,7 @@ class Run:
         assert self.platform is not None and self.nemesis is not None
         self.progress.sent, self.progress.acked = client.counters.sent, client.counters.acked
         self.progress.faults_applied = self.nemesis.applied
+        self.progress.faults_failed = self.nemesis.failed
         self.progress.pods_up = sum(1 for p in self.platform.pods() if p.running)
 
     def _watch_deaths(self) -> list[str]:

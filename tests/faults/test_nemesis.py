@@ -182,6 +182,7 @@ def test_a_failing_fault_is_recorded_not_raised(tmp_path: Path) -> None:
     assert nemesis.outcomes[0].status == "failed"
     assert "kill-broker needs brokers" in (nemesis.outcomes[0].error or "")
     assert ops[0][3]["error"]
+    assert (nemesis.applied, nemesis.failed) == (1, 1)  # the live line says "(1 failed)"
 
 
 def test_instant_faults_end_as_soon_as_applied(tmp_path: Path) -> None:
