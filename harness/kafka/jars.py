@@ -30,19 +30,27 @@ def kafka_version() -> str:
     return match.group(1)
 
 
-def check_kafka_version(version: str) -> str:
-    """`--kafka-version`'s value, or UsageError (one line): a release string, 3.7 or newer.
-    Whether Maven Central serves it is known at the fetch (`kafka_libs`)."""
+def kafka_release_refusal(version: str) -> str | None:
+    """Why kchaos cannot start brokers of `version` (None: it can, as far as the text
+    says): a release string, 3.7 or newer. Whether Maven Central serves it is known at the
+    fetch (`kafka_libs`)."""
     if not VERSION_PATTERN.match(version):
-        raise UsageError(f"--kafka-version {version!r}: give a Kafka release like "
-                         f"{kafka_version()}")
+        return f"give a Kafka release like {kafka_version()}"
     major, minor = (int(part) for part in version.split(".")[:2])
     if (major, minor) < OLDEST_BROKER:
         oldest = ".".join(map(str, OLDEST_BROKER))
-        raise UsageError(f"--kafka-version {version}: kchaos starts KRaft brokers from Kafka "
-                         f"{oldest} on (older ones lack the DescribeCluster fields its "
-                         f"readiness probe reads); give {oldest}.0 or a newer release")
-    return version
+        return (f"kchaos starts KRaft brokers from Kafka {oldest} on (older ones lack the "
+                "DescribeCluster fields its readiness probe reads); give "
+                f"{oldest}.0 or a newer release")
+    return None
+
+
+def check_kafka_version(version: str) -> str:
+    """`--kafka-version`'s value, or UsageError (one line) saying why not: the run
+    setting's rule (harness/run/config.py), which reads `kafka_release_refusal`."""
+    from harness.run.config import SETTINGS
+
+    return str(SETTINGS["kafka_version"].checked(version))
 
 
 def cache_root() -> Path:
