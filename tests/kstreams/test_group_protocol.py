@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
+from refused_run import refused_run
 
-from harness.cli import main
 from harness.errors import UsageError
 from harness.nightly.matrix import parse_matrix
 from harness.run.config import RunConfig, resolve
@@ -83,12 +83,7 @@ def test_refusals_are_one_line_254_before_anything_is_fetched_or_written(
         raise AssertionError("fetched before the refusal")
 
     monkeypatch.setattr("harness.kafka.jars.kafka_libs", no_fetch)
-    code = main(["--results-dir", str(tmp_path), "run", "--time-limit", "10", *args])
-    err = capsys.readouterr().err
-    assert code == 254, err
-    assert len(err.strip().splitlines()) == 1, err
-    assert says in " ".join(err.split())
-    assert not any(tmp_path.iterdir())
+    assert says in refused_run(tmp_path, ["--time-limit", "10", *args], capsys)
 
 
 def test_the_setting_is_in_run_json_and_comes_back() -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refused_run import refused_run
 
 from faults.plan import plan
-from harness.cli import main
 from harness.errors import UsageError
 from harness.sut.kstreams import KafkaStreamsApp, build, default_version
 
@@ -62,11 +62,7 @@ def test_a_release_that_is_no_version_is_refused() -> None:
 def test_bad_options_are_one_line_254_and_no_run_folder(
     tmp_path: Path, args: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["--results-dir", str(tmp_path), "run", "--time-limit", "10", *args])
-    err = capsys.readouterr().err
-    assert code == 254, err
-    assert len(err.strip().splitlines()) == 1, err
-    assert not any(tmp_path.iterdir())
+    refused_run(tmp_path, ["--time-limit", "10", *args], capsys)
 
 
 def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
@@ -77,12 +73,9 @@ def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
         return any(step.fault == "delay-checkpoint" for step in steps)
 
     seed = next(s for s in range(100) if delays(s))
-    code = main(["--results-dir", str(tmp_path), "run", "--sut", "kstreams", "--profile",
-                 "checkpoint", "--seed", str(seed), "--time-limit", "30"])
-    err = " ".join(capsys.readouterr().err.split())  # rich wraps long lines
-    assert code == 254, err
+    err = refused_run(tmp_path, ["--sut", "kstreams", "--profile", "checkpoint", "--seed",
+                                 str(seed), "--time-limit", "30"], capsys)
     assert "delay-checkpoint" in err and "control file" in err
-    assert not any(tmp_path.iterdir())
 
 
 def test_stale_checkpoint_not_applicable_where_no_checkpoint_files_exist() -> None:
