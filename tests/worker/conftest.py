@@ -77,6 +77,13 @@ class Pod:
             self.proc.kill()
             self.proc.wait(30)
 
+    def restart_after_kill(self) -> None:
+        """SIGKILL (no clean close: nothing flushed, no checkpoint written), then the same
+        pod started again on its state directory, RUNNING."""
+        self.kill()
+        self.start()
+        self.wait_running()
+
     def set_checkpoint_delay(self, ms: int) -> None:
         tmp = self.control.with_suffix(".tmp")
         tmp.write_text(json.dumps({"checkpoint_delay_ms": ms}))

@@ -100,9 +100,7 @@ def test_dedup_not_logged_duplicates_after_wipe(
     first = prod.events(ACCOUNTS, 50)
     pod = pods(t, "pod-a", bugs=bugs).start()
     drain(kafka_bootstrap, t, 50)
-    pod.kill()  # EOS: no checkpoint -> wipe and restore on restart
-    pod.start()
-    pod.wait_running()
+    pod.restart_after_kill()  # EOS: no checkpoint -> wipe and restore on restart
     prod.send([Event(e.event_id, e.account, e.amount) for e in first[:5]])  # re-sends
     prod.events(ACCOUNTS, 5, prefix="late")
     drain(kafka_bootstrap, t, 55)
