@@ -23,7 +23,7 @@ from harness.run.protocol import (
     streams_group_config,
 )
 from harness.sut import PodPaths, PodSettings, open_sut
-from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run_folder
+from tests.kstreams.test_kstreams_sut import kstreams_run, whole_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
 NEW = ["--kafka-version", "4.4.0", "--kstreams-version", "4.4.0"]
@@ -151,10 +151,7 @@ def test_the_brokers_hold_the_streams_groups_configs_and_say_why_they_refuse_one
                                 {"streams.session.timeout.ms": "500"})  # below min 1000
     assert "\n" not in str(refused.value)
 
-@pytest.mark.kafka
-@pytest.mark.spark
-@pytest.mark.slow
-@pytest.mark.timeout(RUN_TIMEOUT_S)
+@whole_run
 def test_a_streams_protocol_run_is_valid_and_really_ran_streams_groups_with_standbys(
     tmp_path: Path,
 ) -> None:
@@ -162,11 +159,10 @@ def test_a_streams_protocol_run_is_valid_and_really_ran_streams_groups_with_stan
     held the run's standbys and session on the streams group, its members joined a streams
     group (the broker's log), and standbys were assigned (the pods traced standby updates,
     which the client-side num.standby.replicas alone no longer gives)."""
-    done = kchaos(tmp_path, "run", "--sut", "kstreams", *NEW, "--group-protocol", "streams",
-                  "--standbys", "1", "--profile", "kill", "--seed", "1", "--time-limit", "25")
-    run_dir = run_folder(done)
-    doc = results(run_dir)
-    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    code, run_dir, doc = kstreams_run(tmp_path, *NEW, "--group-protocol", "streams",
+                                      "--standbys", "1", "--profile", "kill", "--seed", "1",
+                                      "--time-limit", "25")
+    assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]
     run = json.loads((run_dir / "run.json").read_text())
     assert run["config"]["group_protocol"] == "streams"
     held = run["streams_group_config"]["held"]

@@ -26,7 +26,7 @@ from harness.sut.kstreams import (
     generation,
     sources_digest,
 )
-from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run_folder
+from tests.kstreams.test_kstreams_sut import kstreams_run, whole_run
 
 CURRENT, LEGACY = GENERATIONS
 PACKAGE = Path("src/main/java/dev/kchaos/kstreams")
@@ -179,16 +179,11 @@ def test_the_legacy_tree_builds(version: str) -> None:
     assert again.folder == first.folder and again.seconds == 0.0  # from the cache
 
 
-@pytest.mark.kafka
-@pytest.mark.spark
-@pytest.mark.slow
-@pytest.mark.timeout(RUN_TIMEOUT_S)
+@whole_run
 def test_fault_free_run_on_kafka_streams_2_1_is_valid(tmp_path: Path) -> None:
-    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--kstreams-version", "2.1.1",
-                  "--profile", "none", "--time-limit", "20")
-    run_dir = run_folder(done)
-    doc = results(run_dir)
-    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    code, run_dir, doc = kstreams_run(tmp_path, "--kstreams-version", "2.1.1",
+                                      "--profile", "none", "--time-limit", "20")
+    assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]
     traces = [json.loads(line) for path in sorted((run_dir / "pods").glob("*/trace.jsonl"))
               for line in path.read_text().splitlines() if line.strip()]
     configs = [t for t in traces if t["event"] == "app-config"]
