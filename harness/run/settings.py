@@ -86,16 +86,18 @@ class Declared:
     help: str
     flag: str | None = None  # its `kchaos run` option; None: given by `--set NAME=VALUE` only
     rule: Rule | None = None  # for a list setting, what each item must be
-    shown_default: str | None = None  # the help's words for the default, where the value
-    # says too little (None: "local[*]", (): "none, the fixed worker"); None: the value
+    # The help's words for the default where its value says too little (spark_master's
+    # None is local[*]); None: the value itself, or nothing for None, () and False.
+    shown_default: str | None = None
     path: bool = False  # a file or folder: kept absolute, so a repro runs from anywhere
     sut_needs: str | None = None  # a `SutKind` capability the SUT must offer when it is set
     sut_why: str | None = None  # why, in the refusal ("judges the ledger app ...")
 
 
 def setting(default: T, help: str, **declared: Any) -> T:
-    """A `RunConfig` field: its default, and the rest of its declaration (`Declared`).
-    Typed as its default, so that mypy sees the field as it is."""
+    """A `RunConfig` field: its default, and the rest of its declaration (`Declared`: a
+    misspelt keyword fails when the module declaring the field is imported). Typed as its
+    default, so that mypy sees the field as it is."""
     return dataclasses.field(default=default,
                              metadata={_DECLARED: Declared(help=help, **declared)})
 
@@ -150,7 +152,8 @@ class Setting(Declared):
     def help_text(self, what: str | None = None) -> str:
         """The option's help: what it is (`what`, else its own words), for which SUTs,
         what it must be, its default."""
-        said = [wants for wants in [self.rule.wants() if self.rule else ""] if wants]
+        wants = self.rule.wants() if self.rule is not None else ""
+        said = [wants] if wants else []
         unset = self.default is None or self.default is False or self.default == ()
         default = self.shown_default or (
             None if unset else f"{self.default:g}" if isinstance(self.default, float)
