@@ -45,12 +45,19 @@ def kafka_release_refusal(version: str) -> str | None:
     return None
 
 
-def check_kafka_version(version: str) -> str:
-    """`--kafka-version`'s value, or UsageError (one line) saying why not: the run
-    setting's rule (harness/run/config.py), which reads `kafka_release_refusal`."""
-    from harness.run.config import SETTINGS
+def release_shown(version: str) -> str:
+    """`version` as a refusal shows it: quoted unless it has a release's shape (what was
+    typed may be anything)."""
+    return version if VERSION_PATTERN.match(version) else repr(version)
 
-    return str(SETTINGS["kafka_version"].checked(version))
+
+def check_kafka_version(version: str) -> str:
+    """`--kafka-version`'s value, or UsageError (one line) saying why not (the run setting
+    `kafka_version` refuses the same, with the same words: harness/run/config.py)."""
+    reason = kafka_release_refusal(version)
+    if reason is not None:
+        raise UsageError(f"--kafka-version {release_shown(version)}: {reason}")
+    return version
 
 
 def cache_root() -> Path:

@@ -52,10 +52,10 @@ def _kafka_release() -> Rule:
 
         return kafka_release_refusal(version)
 
-    def shown(version: str) -> str:  # quoted unless a release's shape
-        from harness.kafka.jars import VERSION_PATTERN
+    def shown(version: str) -> str:
+        from harness.kafka.jars import release_shown
 
-        return version if VERSION_PATTERN.match(version) else repr(version)
+        return release_shown(version)
 
     return Rule(wants, refuse, shown)
 
