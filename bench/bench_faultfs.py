@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faultfs.mounting
-from bench_worker import REPO, fill, kafka_for, run_worker, wait_trace
+from bench_worker import REPO, fill, kafka_in, run_worker, scratch_folder, wait_trace
 
-from tests.faultfs.mounting import fuse_missing, mount
+from tests.faultfs.mounting import Mounted, fuse_missing, mount
 from workloads.worker.checkpoint import write_checkpoint
 from workloads.worker.store import KeyValueStore
 from workloads.worker.trace import read_trace
@@ -89,37 +87,36 @@ def main() -> int:
     if reason:
         print(f"bench_faultfs: {reason}")
         return 254
-    work = Path(tempfile.mkdtemp(prefix="bench-faultfs-"))
-    registry = None
-    mounted = []
-    try:
+    with scratch_folder("bench-faultfs-") as work, contextlib.ExitStack() as mounts:
+        mounted: list[Mounted] = []
+        mounts.callback(_unmount, mounted)
         plain = store_rate(work / "plain", args.store_writes)
         m = mount(work / "fs" / "state", work / "fs" / "state.mnt")
         mounted.append(m)
         fs = store_rate(m.mnt, args.store_writes)
         print(f"store writes/s (flush+checkpoint every 500): plain {plain:,.0f}, "
               f"fault fs {fs:,.0f} ({fs / plain:.2f}x)")
-        bootstrap, registry = kafka_for(args.bootstrap, work)
-        n = args.events
-        plain_eos, _s, _i = run_worker(bootstrap, "exactly_once_v2", n, work)
-        w = mount(work / "w" / "state", work / "w" / "state.mnt")
-        mounted.append(w)
-        fs_eos, _s, _i = run_worker(bootstrap, "exactly_once_v2", n, work, state=w.mnt)
-        print(f"worker exactly_once_v2 events/s ({n} events): plain {plain_eos:,.0f}, "
-              f"fault fs {fs_eos:,.0f} ({fs_eos / plain_eos:.2f}x)")
-        rollback_s, running_s, undone = power_loss_figures(bootstrap, n, work)
-        print(f"power loss: rollback + remount {rollback_s:.2f} s ({undone}); "
-              f"restart -> RUNNING {running_s:.1f} s")
-    finally:
-        for m in mounted:
-            if m.proc.poll() is None:
-                m.proc.terminate()
-                m.proc.wait(30)
-            subprocess.run(["fusermount3", "-u", "-z", str(m.mnt)], capture_output=True)
-        if registry is not None:
-            registry.stop_all()
-        shutil.rmtree(work, ignore_errors=True)
+        with kafka_in(args.bootstrap, work) as bootstrap:
+            n = args.events
+            plain_eos, _s, _i = run_worker(bootstrap, "exactly_once_v2", n, work)
+            w = mount(work / "w" / "state", work / "w" / "state.mnt")
+            mounted.append(w)
+            fs_eos, _s, _i = run_worker(bootstrap, "exactly_once_v2", n, work, state=w.mnt)
+            print(f"worker exactly_once_v2 events/s ({n} events): plain {plain_eos:,.0f}, "
+                  f"fault fs {fs_eos:,.0f} ({fs_eos / plain_eos:.2f}x)")
+            rollback_s, running_s, undone = power_loss_figures(bootstrap, n, work)
+            print(f"power loss: rollback + remount {rollback_s:.2f} s ({undone}); "
+                  f"restart -> RUNNING {running_s:.1f} s")
     return 0
+
+
+def _unmount(mounted: list[Mounted]) -> None:
+    """Stop each fault filesystem and detach its mount (lazily: a process may hold it)."""
+    for m in mounted:
+        if m.proc.poll() is None:
+            m.proc.terminate()
+            m.proc.wait(30)
+        subprocess.run(["fusermount3", "-u", "-z", str(m.mnt)], capture_output=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from harness.run.options import explicit_settings, parse_run_args, settings_argv
+from harness.run.options import given_settings, settings_argv
 
 PHASES = ("setup_s", "drain_s", "collect_s", "check_s")
 
@@ -33,8 +33,7 @@ def kind(cell: dict[str, Any]) -> str:
     """The profile, and what changes a run's fixed costs: platform, SUT, cluster size, as
     the cell gave them (settings or options)."""
     settings = [(str(k), str(v)) for k, v in cell.get("settings") or ()]
-    given = explicit_settings(parse_run_args([*settings_argv(settings),
-                                              *(cell.get("args") or ())]))
+    given = given_settings([*settings_argv(settings), *(cell.get("args") or ())])
     extra = [label.format(given[key]) for key, label in KIND_SETTINGS.items() if key in given]
     return " ".join([cell["profile"], *extra])
 

@@ -11,6 +11,7 @@ bare kafka-python transactional consume-produce loop on the same broker, and res
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import signal
 import subprocess
@@ -18,17 +19,14 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata
 
 from workloads.ledger.contract import Event, account_name
 from workloads.worker.trace import read_trace
-
-if TYPE_CHECKING:
-    from harness.procs import ProcessRegistry
 
 REPO = Path(__file__).resolve().parents[1]
 PARTITIONS = 4
@@ -165,18 +163,33 @@ def bare_loop(bootstrap: str, n: int) -> float:
     return n / elapsed
 
 
-def kafka_for(bootstrap: str | None, work: Path) -> tuple[str, ProcessRegistry | None]:
-    """The given Kafka, or a one-node cluster started in `work`: (bootstrap, the registry
-    whose `stop_all` stops it, or None)."""
+@contextlib.contextmanager
+def scratch_folder(prefix: str) -> Iterator[Path]:
+    """A folder for one bench's files, removed on leaving."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def kafka_in(bootstrap: str | None, work: Path) -> Iterator[str]:
+    """The given Kafka, or a one-node cluster started in `work` and stopped on leaving:
+    its bootstrap."""
     if bootstrap is not None:
-        return bootstrap, None
+        yield bootstrap
+        return
     from harness.kafka.cluster import KafkaCluster
     from harness.procs import ProcessRegistry
 
     registry = ProcessRegistry(work)
-    cluster = KafkaCluster(work, registry, size=1)
-    cluster.start()
-    return cluster.bootstrap, registry
+    try:
+        cluster = KafkaCluster(work, registry, size=1)
+        cluster.start()
+        yield cluster.bootstrap
+    finally:
+        registry.stop_all()
 
 
 def main() -> int:
@@ -184,9 +197,7 @@ def main() -> int:
     ap.add_argument("--bootstrap")
     ap.add_argument("--events", type=int, default=20000)
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-worker-"))
-    bootstrap, registry = kafka_for(args.bootstrap, work)
-    try:
+    with scratch_folder("bench-worker-") as work, kafka_in(args.bootstrap, work) as bootstrap:
         n = args.events
         eos, state, info = run_worker(bootstrap, "exactly_once_v2", n, work)
         print(f"worker exactly_once_v2, 1 pod x 2 threads: {eos:,.0f} events/s ({n} events)")
@@ -197,10 +208,6 @@ def main() -> int:
         print(f"ratio worker EOS / bare loop:              {eos / bare:.2f}")
         print(f"restore after wipe:                        {restore_speed(info, state):,.0f} "
               "changelog records/s")
-    finally:
-        if registry is not None:
-            registry.stop_all()
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -23,9 +23,9 @@ from harness.errors import (
 )
 from harness.results import DEFAULT_RESULTS_DIR
 from harness.run.options import (
-    KAFKA_VERSION_HELP,
     Parser,
     add_run_arguments,
+    add_setting_option,
     explicit_settings,
 )
 
@@ -195,16 +195,14 @@ def build_parser() -> Parser:
     kafka = commands.add_parser("kafka", help="the local Kafka cluster")
     kafka_commands = kafka.add_subparsers(dest="kafka_command", required=True, parser_class=Parser)
     up = kafka_commands.add_parser("up", help="start a cluster; runs until Ctrl-C")
-    up.add_argument("--brokers", type=int, default=1, help="1 (default) or 3 KRaft nodes")
-    up.add_argument("--kafka-version", default=None,
-                    help=f"the brokers' Kafka release {KAFKA_VERSION_HELP}")
+    add_setting_option(up, "brokers", "KRaft nodes", default=1)
+    add_setting_option(up, "kafka_version", "the brokers' Kafka release")
     up.set_defaults(handler=_kafka_up)
     kafka_commands.add_parser("status", help="clusters started by kchaos").set_defaults(
         handler=_kafka_status
     )
     fetch = kafka_commands.add_parser("fetch", help="fetch the Kafka jars into the cache")
-    fetch.add_argument("--kafka-version", default=None,
-                       help=f"the Kafka release to fetch {KAFKA_VERSION_HELP}")
+    add_setting_option(fetch, "kafka_version", "the Kafka release to fetch")
     fetch.set_defaults(handler=_kafka_fetch)
 
     run = commands.add_parser("run", help="one chaos run, ending in a verdict and a report")

@@ -11,9 +11,8 @@ from pathlib import Path
 from kafka.errors import KafkaError
 
 from harness.console import err, out
-from harness.errors import UsageError
 from harness.kafka.cluster import CLUSTER_FILE, KafkaCluster, describe_brokers
-from harness.kafka.jars import check_kafka_version, kafka_libs, kafka_version
+from harness.kafka.jars import kafka_libs, kafka_version
 from harness.procs import ProcessRegistry, is_same_process, load_records
 from harness.results import new_run_dir, read_json
 
@@ -96,11 +95,15 @@ def status(results_dir: Path) -> int:
 
 
 def validate_version(version: str | None) -> str | None:
-    """`--kafka-version`: None (the pinned release) or a release kchaos can start."""
-    return None if version is None else check_kafka_version(version)
+    """`--kafka-version`: None (the pinned release) or a release kchaos can start (the run
+    setting's rule)."""
+    from harness.run.config import SETTINGS
+
+    return SETTINGS["kafka_version"].checked(version)
 
 
 def validate_brokers(brokers: int) -> int:
-    if brokers not in (1, 3):
-        raise UsageError(f"--brokers {brokers}: kchaos runs clusters of 1 or 3 nodes")
-    return brokers
+    """`--brokers`: as many as a run may have (the run setting's rule)."""
+    from harness.run.config import SETTINGS
+
+    return SETTINGS["brokers"].checked(brokers)

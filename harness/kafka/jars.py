@@ -30,18 +30,33 @@ def kafka_version() -> str:
     return match.group(1)
 
 
-def check_kafka_version(version: str) -> str:
-    """`--kafka-version`'s value, or UsageError (one line): a release string, 3.7 or newer.
-    Whether Maven Central serves it is known at the fetch (`kafka_libs`)."""
+def kafka_release_refusal(version: str) -> str | None:
+    """Why kchaos cannot start brokers of `version` (None: it can, as far as the text
+    says): a release string, 3.7 or newer. Whether Maven Central serves it is known at the
+    fetch (`kafka_libs`)."""
     if not VERSION_PATTERN.match(version):
-        raise UsageError(f"--kafka-version {version!r}: give a Kafka release like "
-                         f"{kafka_version()}")
+        return f"give a Kafka release like {kafka_version()}"
     major, minor = (int(part) for part in version.split(".")[:2])
     if (major, minor) < OLDEST_BROKER:
         oldest = ".".join(map(str, OLDEST_BROKER))
-        raise UsageError(f"--kafka-version {version}: kchaos starts KRaft brokers from Kafka "
-                         f"{oldest} on (older ones lack the DescribeCluster fields its "
-                         f"readiness probe reads); give {oldest}.0 or a newer release")
+        return (f"kchaos starts KRaft brokers from Kafka {oldest} on (older ones lack the "
+                "DescribeCluster fields its readiness probe reads); give "
+                f"{oldest}.0 or a newer release")
+    return None
+
+
+def release_shown(version: str) -> str:
+    """`version` as a refusal shows it: quoted unless it has a release's shape (what was
+    typed may be anything)."""
+    return version if VERSION_PATTERN.match(version) else repr(version)
+
+
+def check_kafka_version(version: str) -> str:
+    """`--kafka-version`'s value, or UsageError (one line) saying why not (the run setting
+    `kafka_version` refuses the same, with the same words: harness/run/config.py)."""
+    reason = kafka_release_refusal(version)
+    if reason is not None:
+        raise UsageError(f"--kafka-version {release_shown(version)}: {reason}")
     return version
 
 

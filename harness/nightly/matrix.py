@@ -35,9 +35,9 @@ from pydantic import (
 
 from harness.errors import UsageError
 from harness.nightly.durations import seconds_of
+from harness.run.config import RunConfig
 
 DEFAULT_MATRIX = Path(__file__).parent.parent / "matrix_default.yaml"
-DEFAULT_TIME_LIMIT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,9 @@ class Cell:
     def setting(self, key: str, extra: Sequence[str] = ()) -> Any:
         """One of the run's settings as this cell gives it (settings or options, after the
         matrix's `extra`); None where the run takes the profile's or the default."""
-        from harness.run.options import explicit_settings, parse_run_args
+        from harness.run.options import given_settings
 
-        return explicit_settings(parse_run_args(self.run_args(DEFAULT_TIME_LIMIT_S,
-                                                              extra))).get(key)
+        return given_settings(self.run_args(RunConfig.time_limit_s, extra)).get(key)
 
     def argv(self, time_limit_s: float, results_dir: Path, extra: Sequence[str]) -> list[str]:
         # --results-dir is a global kchaos option: it goes before the command.
@@ -106,13 +105,13 @@ class Matrix:
 def time_limits(matrix: Matrix) -> list[float]:
     """The time limit each cell's run gets: the matrix's `time_limit_s`, or the cell's own
     (`--time-limit` or its `time_limit_s` setting)."""
-    from harness.run.options import explicit_settings, parse_run_args
+    from harness.run.options import given_settings
 
     limits = []
     for cell in matrix.cells:
         try:
-            limit = explicit_settings(parse_run_args(cell.run_args(
-                matrix.time_limit_s, matrix.extra_args))).get("time_limit_s")
+            limit = given_settings(cell.run_args(
+                matrix.time_limit_s, matrix.extra_args)).get("time_limit_s")
         except UsageError:  # the matrix was checked when loaded; not one that was
             limit = None
         good = isinstance(limit, float) and math.isfinite(limit) and limit > 0
@@ -190,7 +189,7 @@ class ProjectCheckDoc(_Strict):
 
 
 class MatrixDoc(_Strict):
-    time_limit_s: Seconds = DEFAULT_TIME_LIMIT_S
+    time_limit_s: Seconds = RunConfig.time_limit_s  # a run's own, unless the matrix says
     run_timeout_s: Seconds | None = None  # None: 3 x time_limit_s + 600
     extra_args: list[StrictStr] = []
     jobs: Annotated[StrictInt, Field(ge=1)] = 1
@@ -214,25 +213,28 @@ def _one_line(exc: ValidationError, where: str) -> str:
 
 
 def _check_run_options(args: Sequence[str], where: str) -> None:
-    """Options a cell adds must be ones `kchaos run` takes: found now, not at the run."""
+    """Options a cell adds must be ones `kchaos run` takes, with values their settings'
+    rules allow: found now, not at the run."""
     if not args:
         return
-    from harness.run.options import parse_run_args
+    from harness.run.options import check_given, given_settings
 
     try:
-        parse_run_args(args)
+        check_given(given_settings(args))
     except UsageError as exc:
         raise UsageError(f"{where}: {' '.join(args)}: {exc}") from None
 
 
 def _settings(given: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
-    """Each KEY: VALUE a run setting of the right type, as `--set` would take it."""
-    from harness.run.config import parse_setting
+    """Each KEY: VALUE a run setting of the right type and a value its rule allows, as
+    `--set` would take it."""
+    from harness.run.config import SETTINGS, parse_setting
 
     out = []
     for key, value in given.items():
         try:
             name, typed = parse_setting(f"{key}={value}")
+            SETTINGS[name].checked(typed)
         except UsageError as exc:
             raise UsageError(f"{where}: {str(exc).removeprefix('--set ')}") from None
         if "," in str(typed):  # --set splits its list at commas

@@ -22,7 +22,7 @@ from harness.errors import UsageError
 from harness.report.expect import Detection, Judgement, LostRun, is_broad, judge
 from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import RunSummary, format_duration, parse_time, summarize_dir
-from harness.run.options import explicit_settings, parse_run_args, settings_argv
+from harness.run.options import given_settings, settings_argv
 from harness.run.suts import DEFAULT_SUT, sut_kind
 
 NIGHTLY_JSON = "nightly.json"
@@ -61,8 +61,7 @@ class NightlyRun:
         if self.summary:
             return self.summary.sut
         try:
-            asked = explicit_settings(parse_run_args(
-                [*settings_argv(self.settings), *self.args])).get("sut")
+            asked = given_settings([*settings_argv(self.settings), *self.args]).get("sut")
         except UsageError:  # options this kchaos no longer takes: it asked for no other
             asked = None
         return str(asked or DEFAULT_SUT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections import Counter
 from dataclasses import replace
@@ -113,7 +114,6 @@ def require_tools(config: RunConfig) -> None:
     anything is fetched)."""
     from harness.kafka.jars import require_java
     from harness.platforms import require_platform
-    from harness.run.config import require_bootstrap
     from harness.sut import open_sut
 
     open_sut(config)
@@ -129,6 +129,27 @@ def require_tools(config: RunConfig) -> None:
         # before a run folder exists.
         with err.status(f"fetching Kafka {config.kafka_version} jars from Maven Central"):
             kafka_libs(config.kafka_version)
+
+
+def require_bootstrap(bootstrap: str | None, timeout_s: float = 5.0) -> None:
+    """A --bootstrap given by the user must be HOST:PORT[,HOST:PORT...] and answer on TCP:
+    said now, in one line, rather than as a client timeout deep in the setup phase."""
+    if bootstrap is None:
+        return
+    reasons = []
+    for address in bootstrap.split(","):
+        host, _, port = address.strip().rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"--bootstrap {bootstrap}: give HOST:PORT, e.g. 127.0.0.1:9092")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+            return
+        except OSError as exc:
+            reasons.append(f"{address.strip()}: {exc.strerror or exc}")
+    raise UsageError(
+        f"--bootstrap {bootstrap}: no broker answers ({'; '.join(reasons)}); start one with "
+        "`kchaos kafka up` or leave --bootstrap out to have the run start its own"
+    )
 
 
 def run(explicit: dict[str, Any], results_dir: Path, draw_knobs: bool = True) -> int:

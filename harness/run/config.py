@@ -1,5 +1,7 @@
-"""A run's configuration: CLI options over the knobs a broad profile draws from the seed
-(faults/knobs.py) over the profile's needs over defaults.
+"""A run's configuration: its settings, each declared once as a `RunConfig` field (type,
+default, help, option, rule, SUT: harness/run/settings.py; `SETTINGS` is the table the CLI,
+`--set`, the nightly and `validate` read), resolved as CLI options over the knobs a broad
+profile draws from the seed (faults/knobs.py) over the profile's needs over defaults.
 
 Everything needed to redo the run is in `run.json` (`RunConfig.to_json`), the drawn
 values too: `kchaos repro` and `kchaos shrink` read them back, never draw again.
@@ -8,8 +10,6 @@ values too: `kchaos repro` and `kchaos shrink` read them back, never draw again.
 from __future__ import annotations
 
 import difflib
-import socket
-import types
 import typing
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -22,6 +22,7 @@ from faults.windows import PlanSettings
 from harness.errors import UsageError
 from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.run.protocol import CLASSIC, GROUP_PROTOCOLS, STREAMS, broker_refusal
+from harness.run.settings import Rule, at_least, one_of, positive, setting, settings_of
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
@@ -37,63 +38,146 @@ def known_bugs() -> tuple[str, ...]:
     return tuple(BUG_NAMES)
 
 
+def _kafka_release() -> Rule:
+    """A release kchaos can start brokers of (harness/kafka/jars.py says which)."""
+
+    def wants() -> str:
+        from harness.kafka.jars import OLDEST_BROKER
+
+        return (f"{'.'.join(map(str, OLDEST_BROKER))} or newer, its jars fetched from Maven "
+                "Central")
+
+    def refuse(version: str) -> str | None:
+        from harness.kafka.jars import kafka_release_refusal
+
+        return kafka_release_refusal(version)
+
+    def shown(version: str) -> str:
+        from harness.kafka.jars import release_shown
+
+        return release_shown(version)
+
+    return Rule(wants, refuse, shown)
+
+
+# --standbys is at most --pods too (`validate`: a rule of two settings).
+_STANDBYS = Rule(lambda: "0 to --pods",
+                 lambda n: None if n >= 0 else "must be 0 to --pods")
+_BROKERS = Rule(lambda: "1 or 3",
+                lambda n: None if n in (1, 3) else "kchaos runs clusters of 1 or 3 nodes")
+_FRACTION = Rule(lambda: "in [0, 1)", lambda x: None if 0 <= x < 1 else "must be in [0, 1)")
+# Only the pair's shape: the key and value are Kafka Streams' to judge.
+_KEY_VALUE = Rule(lambda: "",
+                  lambda s: None if "=" in s.strip("=") else "give KEY=VALUE[,KEY=VALUE]")
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    profile: str = "all"
-    seed: int = 0
-    time_limit_s: float = 60.0
-    pods: int = 2
-    threads: int = 2
-    standbys: int = 0
-    brokers: int = 1
-    rate: float = 100.0
-    bugs: tuple[str, ...] = ()
-    # A mutant of the Python worker from harness/mutants/catalog.json, by its key: made by
-    # a tool, not a switch (`--set mutant=KEY`; bench/bench_power.py runs the catalog).
-    mutant: str | None = None
-    guarantee: str = "exactly_once_v2"
-    bootstrap: str | None = None
-    platform: str = DEFAULT_PLATFORM
-    restart: str = "always"  # pod restart policy, as Kubernetes' restartPolicy
-    partitions: int = 4
-    accounts: int = 40
-    duplicate_fraction: float = 0.05
-    application_id: str = "ledger-app"
-    drain_timeout_s: float = 60.0
-    commit_interval_ms: int = 500
-    write_buffer_bytes: int = 64 * 1024
-    cleaner_delay_ms: int = 600_000
+    """Every setting of a run, each declared once (harness/run/settings.py): its type and
+    default here, with its help, its `kchaos run` option (none: `--set NAME=VALUE`), the
+    rule its value keeps and the SUT it is for. What the settings are as a whole (pods
+    and standbys, the SUT's options) is `validate`'s."""
+
+    profile: str = setting("all", "fault mix, or a seed's scenario", flag="--profile",
+                           rule=one_of(PROFILES))
+    seed: int = setting(0, "determines the event stream and the fault plan", flag="--seed")
+    time_limit_s: float = setting(60.0, "seconds of load + faults", flag="--time-limit",
+                                  rule=at_least(10))
+    pods: int = setting(2, "worker pods", flag="--pods", rule=at_least(1))
+    threads: int = setting(2, "stream threads per pod", flag="--threads", rule=at_least(1))
+    standbys: int = setting(0, "standby replicas per task", flag="--standbys",
+                            rule=_STANDBYS)
+    brokers: int = setting(1, "Kafka nodes", flag="--brokers", rule=_BROKERS)
+    rate: float = setting(100.0, "input events per second", flag="--rate", rule=positive())
+    bugs: tuple[str, ...] = setting(
+        (), "worker bug switches, comma-separated", flag="--bugs",
+        rule=one_of(known_bugs, "the known switches"), shown_default="none: the fixed worker",
+        sut_needs="bug_switches", sut_why="are switches of the Python worker")
+    # Made by a tool, not a switch: bench/bench_power.py runs the catalog.
+    mutant: str | None = setting(
+        None, "a mutant of the Python worker, by its key in harness/mutants/catalog.json")
+    guarantee: str = setting("exactly_once_v2", "processing guarantee", flag="--guarantee",
+                             rule=one_of(GUARANTEES))
+    bootstrap: str | None = setting(
+        None, "use this Kafka instead of starting one (HOST:PORT)", flag="--bootstrap")
+    platform: str = setting(
+        DEFAULT_PLATFORM, "where pods and brokers run", flag="--platform",
+        rule=one_of(PLATFORMS, describe={k.name: k.summary for k in PLATFORMS.values()}))
+    restart: str = setting(  # as Kubernetes' restartPolicy
+        "always", "pod restart policy", flag="--restart",
+        rule=one_of(RESTART_POLICIES,
+                    describe={"always": "an exited pod restarts after a back-off"}))
+    partitions: int = setting(4, "partitions of the input topic", rule=at_least(1))
+    accounts: int = setting(40, "ledger accounts the input draws from")
+    duplicate_fraction: float = setting(
+        0.05, "the share of input events that re-send an earlier one", rule=_FRACTION)
+    application_id: str = setting("ledger-app", "Kafka Streams' application.id",
+                                  shown_default=f"ledger-app; an app's {APP_APPLICATION_ID}")
+    drain_timeout_s: float = setting(
+        60.0, "seconds to wait for the group to catch up", flag="--drain-timeout")
+    commit_interval_ms: int = setting(500, "commit interval, ms")
+    write_buffer_bytes: int = setting(64 * 1024, "RocksDB write buffer size, bytes")
     # Kafka Streams' defaults: state.cleanup.delay.ms 10 min, the cleaner runs at that period.
-    cleaner_interval_ms: int = 600_000
+    cleaner_delay_ms: int = setting(600_000, "state-directory cleaner delay, ms")
+    cleaner_interval_ms: int = setting(600_000, "state-directory cleaner period, ms")
     # The worker's, as before the knobs (faults/knobs.py draws them in broad profiles).
-    session_timeout_ms: int = 10_000
-    # Kafka Streams' transaction.timeout.ms under exactly-once.
-    transaction_timeout_ms: int = 10_000
+    session_timeout_ms: int = setting(10_000, "consumer session timeout, ms", rule=positive())
+    transaction_timeout_ms: int = setting(  # Kafka Streams' under exactly-once
+        10_000, "producer transaction timeout, ms", rule=positive())
     # The worker's poll sizes; a pod is passed these flags only when they differ (Kafka
     # Streams then keeps its own max.poll.records, 1000, for every consumer).
-    max_poll_records: int = 500
-    restore_max_poll_records: int = 2000
-    # Which of the settings above were drawn from the seed (faults/knobs.py): recorded so
-    # the report marks them and the shrink tries each one's default.
-    drawn_knobs: tuple[str, ...] = ()
-    spark_master: str | None = None
-    sut: str = DEFAULT_SUT
-    kstreams_version: str | None = None  # None: the one workloads/kstreams/pom.xml pins
-    # The brokers' Kafka release; None: the one harness/kafka/pom.xml pins
-    kafka_version: str | None = None
-    streams_config: tuple[str, ...] = ()  # KEY=VALUE Kafka Streams settings (sut kstreams)
+    max_poll_records: int = setting(500, "records a poll returns at most", rule=at_least(1))
+    restore_max_poll_records: int = setting(
+        2000, "records a restoring poll returns at most", rule=at_least(1))
+    # Recorded so the report marks them and the shrink tries each one's default.
+    drawn_knobs: tuple[str, ...] = setting(
+        (), "the settings faults/knobs.py drew from the seed",
+        rule=one_of(lambda: knobs.BY_NAME, "the knobs"))
+    spark_master: str | None = setting(None, "Spark master URL for the check",
+                                       flag="--spark-master", shown_default="local[*]")
+    sut: str = setting(
+        DEFAULT_SUT, "what runs in the pods", flag="--sut",
+        rule=one_of(SUT_KINDS, describe={k.name: k.summary for k in SUT_KINDS.values()}))
+    kstreams_version: str | None = setting(
+        None, "Kafka Streams release", flag="--kstreams-version", sut_needs="releases",
+        shown_default="workloads/kstreams/pom.xml's for kstreams, harness/sut/app.py's "
+                      "DEFAULT_VERSION for app")
+    kafka_version: str | None = setting(
+        None, "Kafka release of the brokers the run starts", flag="--kafka-version",
+        rule=_kafka_release(), shown_default="harness/kafka/pom.xml's <kafka.version>")
+    streams_config: tuple[str, ...] = setting(
+        (), "Kafka Streams settings, KEY=VALUE[,KEY=VALUE]", flag="--streams-config",
+        rule=_KEY_VALUE, sut_needs="releases")
     # Kafka Streams' rebalance protocol (harness/run/protocol.py): classic, or streams
     # (KIP-1071, the assignment on the broker; the run's standbys and session set there)
-    group_protocol: str = CLASSIC
-    # sut app (docs/your-app.md): the user's app, where it is entered (a topology method, or
-    # its own main and that main's arguments, shell-quoted), its input spec
-    app: str | None = None
-    app_class: str | None = None
-    app_main: str | None = None
-    app_args: str | None = None
-    input_spec: str | None = None
-    # The differential oracle beside the ledger checks (sut kstreams; always on for app)
-    oracle: bool = False
+    group_protocol: str = setting(
+        CLASSIC, "Kafka Streams' rebalance protocol, streams being KIP-1071's: --sut kstreams "
+        "or app, Kafka Streams and brokers 4.4 or newer, docs/kstreams.md",
+        flag="--group-protocol", rule=one_of(GROUP_PROTOCOLS))
+    # A user's app (docs/your-app.md): where it is entered (a topology method, or its own
+    # main and that main's arguments, shell-quoted), its input spec.
+    app: str | None = setting(
+        None, "the app, a jar, a Maven project folder or GROUP:ARTIFACT:VERSION "
+        "(docs/your-app.md)", flag="--app", path=True, sut_needs="user_app")
+    app_class: str | None = setting(
+        None, "CLASS[#METHOD], a public method returning the app's Topology, taking "
+        "Properties or nothing", flag="--app-class", sut_needs="user_app",
+        shown_default="the spec's app_class; METHOD default topology")
+    app_main: str | None = setting(
+        None, "run the app's own main of this class, taken over at its KafkaStreams",
+        flag="--app-main", sut_needs="user_app",
+        shown_default="the jar's Main-Class, when no --app-class")
+    app_args: str | None = setting(
+        None, "the arguments of --app-main, one shell-quoted string (--app-args='--x 1')",
+        flag="--app-args", sut_needs="user_app")
+    input_spec: str | None = setting(
+        None, "the input spec file (docs/your-app.md)", flag="--input", path=True,
+        sut_needs="user_app")
+    # Beside the ledger checks (an app run has the oracle always).
+    oracle: bool = setting(
+        False, "judge the ledger app by the differential oracle too (docs/your-app.md)",
+        flag="--oracle", sut_needs="ledger_oracle",
+        sut_why="judges the ledger app on Kafka Streams (an app run has the oracle always)")
 
     @property
     def nodes(self) -> int:
@@ -120,32 +204,27 @@ class RunConfig:
         return validate(RunConfig(**data))
 
 
-def _scalar(hint: Any) -> Any:
-    """`str | None` (a setting whose default is "not given") is a str setting."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    optional = typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1
-    return args[0] if optional else hint
+SETTINGS = settings_of(RunConfig)
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
-    """`KEY=VALUE` of `kchaos run --set`: any scalar RunConfig setting, typed by its field
-    (names are checked by `resolve`)."""
+    """`KEY=VALUE` of `kchaos run --set`: any single-valued setting, typed by its field
+    (names are checked by `resolve`, values by `validate`)."""
     key, sep, raw = text.partition("=")
     key = key.strip().replace("-", "_")
-    hints = {name: _scalar(hint) for name, hint in typing.get_type_hints(RunConfig).items()}
-    if not sep or key not in hints:
-        names = [f.name for f in fields(RunConfig) if hints[f.name] in (int, float, str)]
+    if not sep or key not in SETTINGS:
+        names = [s.name for s in SETTINGS.values() if s.kind in (int, float, str) and not s.many]
         close = difflib.get_close_matches(key, names, n=1)
         raise UsageError(f"--set {text}: give KEY=VALUE with a run setting as KEY"
                          + (f" (did you mean {close[0]!r}?)" if close else "")
                          + f"; settings: {', '.join(names)}")
-    kind = hints[key]
-    if kind not in (int, float, str):
+    declared = SETTINGS[key]
+    if declared.kind not in (int, float, str) or declared.many:
         raise UsageError(f"--set {text}: {key} is not a single value; use its own option")
     try:
-        return key, kind(raw)
+        return key, declared.parse(raw)
     except ValueError:
-        what = {int: "a whole number", float: "a number"}.get(kind, "text")
+        what = {int: "a whole number", float: "a number"}.get(declared.kind, "text")
         raise UsageError(f"--set {text}: {key} takes {what}, not {raw!r}") from None
 
 
@@ -153,10 +232,8 @@ def resolve(explicit: dict[str, Any], draw_knobs: bool = True) -> RunConfig:
     """Options the user gave win; then the knobs a broad profile draws from the seed
     (unless `draw_knobs` is off: `kchaos run --knobs default`); then what the profile
     needs; then the defaults."""
-    profile = explicit.get("profile") or RunConfig.profile
-    if profile not in PROFILES:
-        raise UsageError(f"--profile {profile}: choose one of {', '.join(PROFILES)}")
-    names = [f.name for f in fields(RunConfig)]
+    profile = SETTINGS["profile"].checked(explicit.get("profile") or RunConfig.profile)
+    names = list(SETTINGS)
     for key in explicit:  # no longer dropped: a misspelt setting ran on its default
         if key not in names:
             close = difflib.get_close_matches(key, names, n=1)
@@ -269,77 +346,43 @@ _check_profile_settings()
 
 
 def validate(config: RunConfig) -> RunConfig:
-    min_brokers = REGISTRY[config.profile].min_brokers if config.profile in REGISTRY else 1
+    """`config`, or UsageError (one line) for the first setting whose rule refuses its value
+    or that its SUT does not take, then for what settings must be together."""
+    for declared in SETTINGS.values():
+        declared.checked(getattr(config, declared.name))
+    sut = SUT_KINDS[config.sut]
+    for declared in SETTINGS.values():
+        refusal = declared.sut_refusal(getattr(config, declared.name), sut)
+        if refusal is not None:
+            raise UsageError(refusal)
+    min_brokers = REGISTRY[config.profile].min_brokers
     checks = [
-        (config.time_limit_s >= 10, "--time-limit must be at least 10 seconds"),
-        (config.pods >= 1, "--pods must be at least 1"),
-        (config.threads >= 1, "--threads must be at least 1"),
-        (0 <= config.standbys < max(config.pods, 1) + 1, "--standbys must be 0..pods"),
-        (config.brokers in (1, 3), "--brokers must be 1 or 3"),
+        (config.standbys <= config.pods,
+         f"--standbys {config.standbys}: must be 0 to --pods ({config.pods})"),
         (config.brokers >= min_brokers,
          f"--profile {config.profile} needs --brokers {min_brokers}"),
-        (config.rate > 0, "--rate must be positive"),
-        (config.guarantee in GUARANTEES, f"--guarantee must be one of {', '.join(GUARANTEES)}"),
-        (config.platform in PLATFORMS, f"--platform must be one of {', '.join(PLATFORMS)}"),
-        (config.restart in RESTART_POLICIES,
-         f"--restart must be one of {', '.join(RESTART_POLICIES)}"),
-        (config.sut in SUT_KINDS, f"--sut must be one of {', '.join(SUT_KINDS)}"),
-        (config.partitions >= 1, "partitions must be at least 1"),
-        (min(config.session_timeout_ms, config.transaction_timeout_ms) > 0,
-         "session and transaction timeouts must be positive"),
-        (min(config.max_poll_records, config.restore_max_poll_records) >= 1,
-         "max poll records must be at least 1"),
         # Kafka Streams refuses it (StreamsConfig.verifyEOSTransactionTimeoutCompatibility):
         # every transaction would time out before its commit.
         (config.guarantee != "exactly_once_v2"
          or config.transaction_timeout_ms >= config.commit_interval_ms,
          "the transaction timeout must be at least the commit interval under exactly-once"),
-        (all(k in knobs.BY_NAME for k in config.drawn_knobs),
-         f"drawn knobs are among {', '.join(knobs.BY_NAME)}"),
-        (0 <= config.duplicate_fraction < 1, "duplicate fraction must be in [0, 1)"),
+        (config.kafka_version is None or config.bootstrap is None,
+         "--kafka-version picks the brokers kchaos starts: drop it with --bootstrap (that "
+         "Kafka is used as it is)"),
+        (not sut.user_app or bool(config.app and config.input_spec),
+         f"--sut {config.sut} needs --app JAR|FOLDER|GROUP:ARTIFACT:VERSION and --input SPEC "
+         "(docs/your-app.md)"),
     ]
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
-    sut = SUT_KINDS[config.sut]
-    if (config.kstreams_version is not None or config.streams_config) and not sut.releases:
-        raise UsageError(f"--kstreams-version and --streams-config need "
-                         f"{names_with('releases')}")
     _check_group_protocol(config)
-    if config.bugs and not sut.bug_switches:
-        raise UsageError(f"--bugs are switches of the Python worker: drop them with "
-                         f"--sut {config.sut}")
     if config.mutant is not None:
         _check_mutant(config.mutant, config, sut.bug_switches)
-    if config.kafka_version is not None:
-        from harness.kafka.jars import check_kafka_version
-
-        check_kafka_version(config.kafka_version)
-        if config.bootstrap is not None:
-            raise UsageError("--kafka-version picks the brokers kchaos starts: drop it with "
-                             "--bootstrap (that Kafka is used as it is)")
-    app_only = [flag for flag, value in (("--app", config.app), ("--app-class", config.app_class),
-                                         ("--app-main", config.app_main),
-                                         ("--app-args", config.app_args),
-                                         ("--input", config.input_spec)) if value]
-    if app_only and not sut.user_app:
-        raise UsageError(f"{app_only[0]} needs {names_with('user_app')}")
-    if sut.user_app and not (config.app and config.input_spec):
-        raise UsageError(f"--sut {config.sut} needs --app JAR|FOLDER|GROUP:ARTIFACT:VERSION and "
-                         "--input SPEC (docs/your-app.md)")
     if sut.user_app:
         from harness.app.entry import check_entry
 
         check_entry(config.app_class, config.app_main, config.app_args)
-    if config.oracle and not sut.ledger_oracle:
-        raise UsageError(f"--oracle judges the ledger app on Kafka Streams: give "
-                         f"{names_with('ledger_oracle')} (an app run has the oracle always)")
-    bad_settings = [s for s in config.streams_config if "=" not in s.strip("=")]
-    if bad_settings:
-        raise UsageError(f"--streams-config {','.join(bad_settings)}: give KEY=VALUE[,KEY=VALUE]")
-    bad = [b for b in config.bugs if b not in known_bugs()]
-    if bad:
-        raise UsageError(f"--bugs {','.join(bad)}: known switches are {', '.join(known_bugs())}")
     return config
 
 
@@ -356,11 +399,8 @@ def _check_mutant(key: str, config: RunConfig, python_worker: bool) -> None:
 
 
 def _check_group_protocol(config: RunConfig) -> None:
-    """The protocol's name, a SUT that speaks it, brokers of a release that hold streams
+    """Under the streams protocol: a SUT that speaks it, brokers of a release that hold streams
     groups (the Kafka Streams release is the SUT's to judge: harness/sut, open_sut)."""
-    if config.group_protocol not in GROUP_PROTOCOLS:
-        raise UsageError(f"--group-protocol {config.group_protocol}: choose one of "
-                         f"{', '.join(GROUP_PROTOCOLS)}")
     if config.group_protocol != STREAMS:
         return
     if not SUT_KINDS[config.sut].streams_protocol:
@@ -372,27 +412,6 @@ def _check_group_protocol(config: RunConfig) -> None:
         reason = broker_refusal(config.kafka_version or kafka_version())
         if reason is not None:
             raise UsageError(reason)
-
-
-def require_bootstrap(bootstrap: str | None, timeout_s: float = 5.0) -> None:
-    """A --bootstrap given by the user must be HOST:PORT[,HOST:PORT...] and answer on TCP:
-    said now, in one line, rather than as a client timeout deep in the setup phase."""
-    if bootstrap is None:
-        return
-    reasons = []
-    for address in bootstrap.split(","):
-        host, _, port = address.strip().rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise UsageError(f"--bootstrap {bootstrap}: give HOST:PORT, e.g. 127.0.0.1:9092")
-        try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
-            return
-        except OSError as exc:
-            reasons.append(f"{address.strip()}: {exc.strerror or exc}")
-    raise UsageError(
-        f"--bootstrap {bootstrap}: no broker answers ({'; '.join(reasons)}); start one with "
-        "`kchaos kafka up` or leave --bootstrap out to have the run start its own"
-    )
 
 
 def repro_command(run_dir: Path) -> str:

@@ -8,21 +8,17 @@ Every run is the real thing: its own Kafka broker, worker processes, the nemesis
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from faults.plan import plan
 from faults.scenarios import SCENARIOS
 from harness.procs import is_same_process, load_records
+from tests.e2e import runs
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
 
-SEED = "1"
 # Each scenario CI gates on (faults/scenarios: its switches, its plan, the classes a catch
 # shows, its load phase): the switch caught, the fixed worker valid on the same plan. The
 # others (the mutants' eos-no-corruption-wipe, global-rebuild-nonblocking, ...) are
@@ -34,23 +30,14 @@ TIME_LIMIT_S = {name: f"{s.ci_time_limit_s:g}" for name, s in GATED.items()}
 PROFILES = list(EXPECTED)
 
 
-def kchaos(results: Path, *args: str) -> tuple[int, Path]:
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
-        capture_output=True, text=True, timeout=900,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("run folder: ")]
-    assert lines, f"no run folder in output:\n{done.stdout}\n{done.stderr[-3000:]}"
-    return done.returncode, Path(lines[-1].removeprefix("run folder: ").strip())
-
-
 def run_profile(
     results: Path, profile: str, bugs: str | None, spark_url: str
 ) -> tuple[int, Path]:
     time_limit = TIME_LIMIT_S[profile]
-    args = ["run", "--profile", profile, "--seed", SEED, "--time-limit", time_limit,
+    args = ["run", "--profile", profile, "--seed", runs.SEED, "--time-limit", time_limit,
             "--spark-master", spark_url]
-    return kchaos(results, *args, *(["--bugs", bugs] if bugs else []))
+    code, run_dir, _ = runs.kchaos(results, *args, *(["--bugs", bugs] if bugs else []))
+    return code, run_dir
 
 
 RunOf = Callable[[str, str | None], tuple[int, Path]]
@@ -71,37 +58,21 @@ def run_of(tmp_path_factory: pytest.TempPathFactory, spark_url: str) -> RunOf:
     return get
 
 
-def outcome(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "results.json").read_text())
-
-
 def assert_nothing_left(run_dir: Path) -> None:
     alive = [r for r in load_records(run_dir / "pids.json") if is_same_process(r)]
     assert not alive, f"processes left behind: {alive}"
 
 
-def planned_steps(run_dir: Path) -> list[tuple[Any, ...]]:
-    steps = json.loads((run_dir / "plan.json").read_text())["steps"]
-    return [(s["fault"], s["target"], s["trigger"]["at_s"], s["trigger"]["condition"])
-            for s in steps]
-
-
-def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
-    config = json.loads((run_dir / "run.json").read_text())["config"]
-    drawn = plan(int(SEED), profile, config["pods"], config["brokers"], config["time_limit_s"])
-    return [(s.fault, s.target, s.trigger.at_s, s.trigger.condition) for s in drawn.steps]
-
-
 @pytest.mark.parametrize("bug", PROFILES)
 def test_switch_is_caught_by_its_targeted_profile(bug: str, run_of: RunOf) -> None:
     code, run_dir = run_of(bug, ",".join(GATED[bug].switches))
-    result = outcome(run_dir)
+    result = runs.outcome(run_dir)
     assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
     found = set(result["anomaly_counts"])
     assert found & EXPECTED[bug], f"{bug}: expected one of {EXPECTED[bug]}, got {found}"
     examples = [e for name in found & EXPECTED[bug] for e in result["checks"][name]["examples"]]
     assert examples, "an anomaly comes with the records that prove it"
-    assert planned_steps(run_dir) == expected_steps(bug, run_dir)
+    assert runs.planned_steps(run_dir) == runs.expected_steps(bug, run_dir)
     assert (run_dir / "report.html").exists() and (run_dir / "junit.xml").exists()
     assert_nothing_left(run_dir)
 
@@ -109,9 +80,9 @@ def test_switch_is_caught_by_its_targeted_profile(bug: str, run_of: RunOf) -> No
 @pytest.mark.parametrize("bug", PROFILES)
 def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path, spark_url: str) -> None:
     code, run_dir = run_profile(tmp_path, bug, None, spark_url)
-    result = outcome(run_dir)
+    result = runs.outcome(run_dir)
     assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
-    assert planned_steps(run_dir) == expected_steps(bug, run_dir)
+    assert runs.planned_steps(run_dir) == runs.expected_steps(bug, run_dir)
     applied = json.loads((run_dir / "plan.json").read_text())["steps"]
     assert all(s["status"] == "healed" for s in applied), "the faults really happened"
     assert_nothing_left(run_dir)
@@ -120,13 +91,4 @@ def test_fixed_worker_passes_the_same_plan(bug: str, tmp_path: Path, spark_url: 
 def test_repro_brings_the_anomaly_back(run_of: RunOf, spark_url: str) -> None:
     code, original = run_of("KIP-406", "KIP-406")
     assert code == 1
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "repro", str(original), "--times", "1",
-         "--spark-master", spark_url],
-        capture_output=True, text=True, timeout=900,
-    )
-    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
-    assert "unavailable" in done.stdout and "1/1" in done.stdout
-    replays = [p for p in original.parent.iterdir() if p.is_dir() and p != original]
-    assert len(replays) == 1
-    assert planned_steps(replays[0]) == planned_steps(original)
+    runs.repro_brings_it_back(original, spark_url)

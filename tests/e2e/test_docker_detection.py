@@ -11,23 +11,20 @@ tests 8 (README, "Running with Docker"). The repro replays the KIP-406 run caugh
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import docker
 import pytest
 
-from faults.plan import plan
 from faults.scenarios import SCENARIOS
 from harness.errors import UsageError
 from harness.platforms.docker_engine import cleanup_run, require_engine
+from tests.e2e import runs
+from tests.e2e.runs import SEED
 
 pytestmark = [pytest.mark.docker, pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
 
-SEED = "1"
 # KAFKA-8187's steps wait for pod-1's and then pod-2's join (faults/plan.py); a pod
 # container takes 9-12 s to start (2.6-3.4 s as a process): 60 s, not 40 as on local.
 TIME_LIMIT_S = {"KAFKA-8187": "60"}
@@ -61,43 +58,14 @@ def results(tmp_path: Path, engine: docker.DockerClient) -> Iterator[Path]:
             cleanup_run(engine, run_dir.name)
 
 
-def kchaos(results: Path, *args: str) -> tuple[int, Path, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "--results-dir", str(results), *args],
-        capture_output=True, text=True, timeout=900,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("run folder: ")]
-    assert lines, f"no run folder in output:\n{done.stdout}\n{done.stderr[-3000:]}"
-    return done.returncode, Path(lines[-1].removeprefix("run folder: ").strip()), done.stdout
-
-
 def run_profile(results: Path, profile: str, bugs: str | None, spark_url: str
                 ) -> tuple[int, Path]:
     time_limit = TIME_LIMIT_S.get(profile, DEFAULT_TIME_LIMIT_S)
     args = ["run", "--platform", "docker", "--profile", profile, "--seed", SEED,
             "--time-limit", time_limit, "--spark-master", spark_url,
             *(["--bugs", bugs] if bugs else [])]
-    code, run_dir, _ = kchaos(results, *args)
+    code, run_dir, _ = runs.kchaos(results, *args)
     return code, run_dir
-
-
-def outcome(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "results.json").read_text())
-
-
-def steps(run_dir: Path) -> list[dict[str, Any]]:
-    return list(json.loads((run_dir / "plan.json").read_text())["steps"])
-
-
-def planned(run_dir: Path) -> list[tuple[Any, ...]]:
-    return [(s["fault"], s["target"], s["trigger"]["at_s"], s["trigger"]["condition"])
-            for s in steps(run_dir)]
-
-
-def expected_steps(profile: str, run_dir: Path) -> list[tuple[Any, ...]]:
-    config = json.loads((run_dir / "run.json").read_text())["config"]
-    drawn = plan(int(SEED), profile, config["pods"], config["brokers"], config["time_limit_s"])
-    return [(s.fault, s.target, s.trigger.at_s, s.trigger.condition) for s in drawn.steps]
 
 
 def assert_nothing_left(engine: docker.DockerClient, run_dir: Path) -> None:
@@ -113,25 +81,17 @@ def assert_nothing_left(engine: docker.DockerClient, run_dir: Path) -> None:
 def test_switch_is_caught_on_docker(bug: str, results: Path, spark_url: str,
                                     engine: docker.DockerClient) -> None:
     code, run_dir = run_profile(results, bug, bug, spark_url)
-    result = outcome(run_dir)
+    result = runs.outcome(run_dir)
     assert json.loads((run_dir / "run.json").read_text())["config"]["platform"] == "docker"
     assert code == 1 and result["verdict"] is False, result["anomaly_counts"]
     found = set(result["anomaly_counts"])
     assert found & EXPECTED[bug], f"{bug}: expected one of {EXPECTED[bug]}, got {found}"
-    assert planned(run_dir) == expected_steps(bug, run_dir)
+    assert runs.planned_steps(run_dir) == runs.expected_steps(bug, run_dir)
     assert_nothing_left(engine, run_dir)
     if bug != "KIP-406":
         return
     # repro of a failing docker run: same plan, on docker again, the anomaly back
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "repro", str(run_dir), "--times", "1",
-         "--spark-master", spark_url],
-        capture_output=True, text=True, timeout=900,
-    )
-    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
-    assert "unavailable" in done.stdout and "1/1" in done.stdout
-    (replay,) = [p for p in results.iterdir() if p.is_dir() and p != run_dir]
-    assert planned(replay) == planned(run_dir)
+    replay = runs.repro_brings_it_back(run_dir, spark_url)
     assert json.loads((replay / "run.json").read_text())["config"]["platform"] == "docker"
     assert_nothing_left(engine, replay)
 
@@ -142,13 +102,13 @@ def test_kafka_streams_runs_in_containers_too(results: Path, spark_url: str,
     """`--sut kstreams` on docker: the ledger app's pods are containers of the jvm-app
     image (the broker image's Java runtime and the app's jars), killed by the engine, and
     the fixed release is valid there as on local."""
-    code, run_dir, _ = kchaos(results, "run", "--platform", "docker", "--sut", "kstreams",
-                              "--kstreams-version", "4.2.2", "--profile", "kill",
-                              "--seed", SEED, "--time-limit", DEFAULT_TIME_LIMIT_S,
-                              "--spark-master", spark_url)
-    result = outcome(run_dir)
+    code, run_dir, _ = runs.kchaos(results, "run", "--platform", "docker", "--sut", "kstreams",
+                                   "--kstreams-version", "4.2.2", "--profile", "kill",
+                                   "--seed", SEED, "--time-limit", DEFAULT_TIME_LIMIT_S,
+                                   "--spark-master", spark_url)
+    result = runs.outcome(run_dir)
     assert code == 0 and result["verdict"] is True, result["anomaly_counts"]
-    assert [s["fault"] for s in steps(run_dir)].count("kill") >= 1
+    assert [s["fault"] for s in runs.steps(run_dir)].count("kill") >= 1
     log = (run_dir / "pods" / "pod-0" / "worker.log").read_text()
     assert "[kchaos] container kchaos-" in log  # a container's output, appended at its exit
     assert "StreamThread" in log  # Kafka Streams', not the Python worker's

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
+from refused_run import refused_run
 
-from harness.cli import main
 from harness.errors import UsageError
 from harness.nightly.matrix import parse_matrix
 from harness.run.config import RunConfig, resolve
@@ -23,7 +23,7 @@ from harness.run.protocol import (
     streams_group_config,
 )
 from harness.sut import PodPaths, PodSettings, open_sut
-from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run_folder
+from tests.kstreams.test_kstreams_sut import kstreams_run, whole_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
 NEW = ["--kafka-version", "4.4.0", "--kstreams-version", "4.4.0"]
@@ -83,12 +83,7 @@ def test_refusals_are_one_line_254_before_anything_is_fetched_or_written(
         raise AssertionError("fetched before the refusal")
 
     monkeypatch.setattr("harness.kafka.jars.kafka_libs", no_fetch)
-    code = main(["--results-dir", str(tmp_path), "run", "--time-limit", "10", *args])
-    err = capsys.readouterr().err
-    assert code == 254, err
-    assert len(err.strip().splitlines()) == 1, err
-    assert says in " ".join(err.split())
-    assert not any(tmp_path.iterdir())
+    assert says in refused_run(tmp_path, ["--time-limit", "10", *args], capsys)
 
 
 def test_the_setting_is_in_run_json_and_comes_back() -> None:
@@ -156,10 +151,7 @@ def test_the_brokers_hold_the_streams_groups_configs_and_say_why_they_refuse_one
                                 {"streams.session.timeout.ms": "500"})  # below min 1000
     assert "\n" not in str(refused.value)
 
-@pytest.mark.kafka
-@pytest.mark.spark
-@pytest.mark.slow
-@pytest.mark.timeout(RUN_TIMEOUT_S)
+@whole_run
 def test_a_streams_protocol_run_is_valid_and_really_ran_streams_groups_with_standbys(
     tmp_path: Path,
 ) -> None:
@@ -167,11 +159,10 @@ def test_a_streams_protocol_run_is_valid_and_really_ran_streams_groups_with_stan
     held the run's standbys and session on the streams group, its members joined a streams
     group (the broker's log), and standbys were assigned (the pods traced standby updates,
     which the client-side num.standby.replicas alone no longer gives)."""
-    done = kchaos(tmp_path, "run", "--sut", "kstreams", *NEW, "--group-protocol", "streams",
-                  "--standbys", "1", "--profile", "kill", "--seed", "1", "--time-limit", "25")
-    run_dir = run_folder(done)
-    doc = results(run_dir)
-    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    code, run_dir, doc = kstreams_run(tmp_path, *NEW, "--group-protocol", "streams",
+                                      "--standbys", "1", "--profile", "kill", "--seed", "1",
+                                      "--time-limit", "25")
+    assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]
     run = json.loads((run_dir / "run.json").read_text())
     assert run["config"]["group_protocol"] == "streams"
     held = run["streams_group_config"]["held"]

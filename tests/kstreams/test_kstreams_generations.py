@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refused_run import refused_run
 
-from harness.cli import main
 from harness.errors import UsageError
 from harness.sut.base import CONTAINER_APP_DIR
 from harness.sut.kstreams import (
@@ -27,7 +27,7 @@ from harness.sut.kstreams import (
     generation,
     sources_digest,
 )
-from tests.kstreams.test_kstreams_sut import RUN_TIMEOUT_S, kchaos, results, run_folder
+from tests.kstreams.test_kstreams_sut import kstreams_run, whole_run
 
 CURRENT, LEGACY = GENERATIONS
 PACKAGE = Path("src/main/java/dev/kchaos/kstreams")
@@ -62,13 +62,9 @@ def test_releases_below_2_1_are_refused(version: str) -> None:
 def test_a_release_below_2_1_is_one_line_254_and_no_run_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["--results-dir", str(tmp_path), "run", "--time-limit", "10",
-                 "--sut", "kstreams", "--kstreams-version", "2.0.1"])
-    err = capsys.readouterr().err
-    assert code == 254, err
-    assert len(err.strip().splitlines()) == 1, err
-    assert "2.1" in err and "KIP-896" in " ".join(err.split())
-    assert not any(tmp_path.iterdir())
+    err = refused_run(tmp_path, ["--time-limit", "10", "--sut", "kstreams",
+                                 "--kstreams-version", "2.0.1"], capsys)
+    assert "2.1" in err and "KIP-896" in err
 
 
 SHARED = ("Trace.java", "Flags.java", "CommitWatch.java")
@@ -200,16 +196,11 @@ def test_the_legacy_tree_builds(version: str) -> None:
     assert again.folder == first.folder and again.seconds == 0.0  # from the cache
 
 
-@pytest.mark.kafka
-@pytest.mark.spark
-@pytest.mark.slow
-@pytest.mark.timeout(RUN_TIMEOUT_S)
+@whole_run
 def test_fault_free_run_on_kafka_streams_2_1_is_valid(tmp_path: Path) -> None:
-    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--kstreams-version", "2.1.1",
-                  "--profile", "none", "--time-limit", "20")
-    run_dir = run_folder(done)
-    doc = results(run_dir)
-    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    code, run_dir, doc = kstreams_run(tmp_path, "--kstreams-version", "2.1.1",
+                                      "--profile", "none", "--time-limit", "20")
+    assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]
     traces = [json.loads(line) for path in sorted((run_dir / "pods").glob("*/trace.jsonl"))
               for line in path.read_text().splitlines() if line.strip()]
     configs = [t for t in traces if t["event"] == "app-config"]
@@ -242,11 +233,6 @@ def test_a_release_maven_central_does_not_serve_is_one_line_254(
         "".join(f"<version>{v}</version>" for v in ("4.1.2", "4.2.2", "4.4.0")))
     monkeypatch.setenv("KCHAOS_CACHE", str(cache))
     monkeypatch.setenv("KCHAOS_MAVEN_REPOSITORY", "http://127.0.0.1:1")
-    results = tmp_path / "results"
-    code = main(["--results-dir", str(results), "run", "--time-limit", "10",
-                 "--sut", "kstreams", "--kstreams-version", "9.9.9"])
-    err = capsys.readouterr().err
-    assert code == 254, err
-    assert len(err.strip().splitlines()) == 1, err
+    err = refused_run(tmp_path / "results", ["--time-limit", "10", "--sut", "kstreams",
+                                             "--kstreams-version", "9.9.9"], capsys)
     assert "9.9.9" in err and "4.4.0" in err
-    assert not results.exists() or not any(results.iterdir())

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+from refused_run import refused_run
 
 from faults.plan import plan
-from harness.cli import main
 from harness.errors import UsageError
 from harness.sut.kstreams import KafkaStreamsApp, build, default_version
 
@@ -26,27 +27,33 @@ LEDGER_DATA_CHECKS = ("dedup-skip", "lost-event", "duplicate-output", "lost-hist
 RUN_TIMEOUT_S = 1500
 
 
-def kchaos(
-    results: Path, *args: str, timeout: float = RUN_TIMEOUT_S - 60
-) -> subprocess.CompletedProcess[str]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def whole_run(test: F) -> F:
+    """The marks of a test that makes a whole run of the app: a broker, Spark, minutes."""
+    for mark in (pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow,
+                 pytest.mark.timeout(RUN_TIMEOUT_S)):
+        test = mark(test)
+    return test
+
+
+def kstreams_run(results: Path, *args: str) -> tuple[int, Path, dict[str, Any]]:
+    """`kchaos run --sut kstreams ARGS` in `results`: (its exit code, its run folder, its
+    results.json). A run that outlasts the test's time is stopped and what it recorded
+    cleaned up before the test fails."""
     command = [sys.executable, "-m", "harness", "--results-dir", str(results)]
     try:
-        return subprocess.run([*command, *args], capture_output=True, text=True,
-                              timeout=timeout)
+        done = subprocess.run([*command, "run", "--sut", "kstreams", *args],
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S - 60)
     except subprocess.TimeoutExpired:
         # kchaos was SIGKILLed: stop the brokers and pods it recorded, then fail
         subprocess.run([*command, "clean"], capture_output=True, timeout=120)
         raise
-
-
-def run_folder(done: subprocess.CompletedProcess[str]) -> Path:
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("run folder: ")]
     assert lines, f"no run folder:\n{done.stdout}\n{done.stderr[-3000:]}"
-    return Path(lines[-1].removeprefix("run folder: ").strip())
-
-
-def results(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "results.json").read_text())
+    run_dir = Path(lines[-1].removeprefix("run folder: ").strip())
+    return done.returncode, run_dir, json.loads((run_dir / "results.json").read_text())
 
 
 def test_a_release_that_is_no_version_is_refused() -> None:
@@ -62,11 +69,7 @@ def test_a_release_that_is_no_version_is_refused() -> None:
 def test_bad_options_are_one_line_254_and_no_run_folder(
     tmp_path: Path, args: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["--results-dir", str(tmp_path), "run", "--time-limit", "10", *args])
-    err = capsys.readouterr().err
-    assert code == 254, err
-    assert len(err.strip().splitlines()) == 1, err
-    assert not any(tmp_path.iterdir())
+    refused_run(tmp_path, ["--time-limit", "10", *args], capsys)
 
 
 def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
@@ -77,12 +80,9 @@ def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
         return any(step.fault == "delay-checkpoint" for step in steps)
 
     seed = next(s for s in range(100) if delays(s))
-    code = main(["--results-dir", str(tmp_path), "run", "--sut", "kstreams", "--profile",
-                 "checkpoint", "--seed", str(seed), "--time-limit", "30"])
-    err = " ".join(capsys.readouterr().err.split())  # rich wraps long lines
-    assert code == 254, err
+    err = refused_run(tmp_path, ["--sut", "kstreams", "--profile", "checkpoint", "--seed",
+                                 str(seed), "--time-limit", "30"], capsys)
     assert "delay-checkpoint" in err and "control file" in err
-    assert not any(tmp_path.iterdir())
 
 
 def test_stale_checkpoint_not_applicable_where_no_checkpoint_files_exist() -> None:
@@ -114,32 +114,22 @@ def test_pod_command_runs_the_app_with_the_pod_flags() -> None:
 
 
 
-@pytest.mark.kafka
-@pytest.mark.spark
-@pytest.mark.slow
-@pytest.mark.timeout(RUN_TIMEOUT_S)
+@whole_run
 def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path) -> None:
-    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "none", "--pods", "1",
-                  "--time-limit", "20", "--streams-config", CONTROL)
-    run_dir = run_folder(done)
-    doc = results(run_dir)
-    assert done.returncode == 0 and doc["verdict"] is True, doc["anomaly_counts"]
+    code, run_dir, doc = kstreams_run(tmp_path, "--profile", "none", "--pods", "1",
+                                      "--time-limit", "20", "--streams-config", CONTROL)
+    assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]
     outputs = json.loads((run_dir / "run.json").read_text())["collect"]
     assert outputs, "nothing collected"
     assert (run_dir / "pods" / "pod-0" / "statedir.jsonl").exists()
 
 
-@pytest.mark.kafka
-@pytest.mark.spark
-@pytest.mark.slow
-@pytest.mark.timeout(RUN_TIMEOUT_S)
+@whole_run
 def test_kill_run_is_judged_and_the_oracle_agrees_with_the_ledger_checks(tmp_path: Path) -> None:
-    done = kchaos(tmp_path, "run", "--sut", "kstreams", "--profile", "kill", "--seed", "1",
-                  "--time-limit", "25", "--oracle")
-    run_dir = run_folder(done)
-    doc = results(run_dir)
+    code, run_dir, doc = kstreams_run(tmp_path, "--profile", "kill", "--seed", "1",
+                                      "--time-limit", "25", "--oracle")
     assert doc["verdict"] in (True, False), doc
-    assert done.returncode in (0, 1)
+    assert code in (0, 1)
     # The ledger's data checks and the oracle judge the same committed records: one finds
     # lost or changed output exactly when the other does.
     checks = doc["checks"]

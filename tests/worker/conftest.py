@@ -6,6 +6,7 @@ process behind. The broker comes from the session fixture in tests/conftest.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -76,6 +77,13 @@ class Pod:
             self.proc.kill()
             self.proc.wait(30)
 
+    def restart_after_kill(self) -> None:
+        """SIGKILL (no clean close: nothing flushed, no checkpoint written), then the same
+        pod started again on its state directory, RUNNING."""
+        self.kill()
+        self.start()
+        self.wait_running()
+
     def set_checkpoint_delay(self, ms: int) -> None:
         tmp = self.control.with_suffix(".tmp")
         tmp.write_text(json.dumps({"checkpoint_delay_ms": ms}))
@@ -101,6 +109,28 @@ class Pod:
     def wait_running(self, timeout: float = 60) -> None:
         self.wait_for(lambda e: e["event"] == "client-state" and e["to"] == "RUNNING",
                       timeout, "client RUNNING")
+
+    def committed_offset(self) -> int:
+        """The highest input offset of partition 0 the pod has committed since its start
+        (its `commit` and `txn-commit` traces)."""
+        return max((int(e["offsets"].get("0", 0)) for e in self.events(since_start=True)
+                    if e["event"] in ("commit", "txn-commit")), default=0)
+
+    @contextlib.contextmanager
+    def paused_mid_burst(self, producer: Producer, accounts: list[str], burst: int
+                         ) -> Iterator[None]:
+        """The pod paused (SIGSTOP) once it has committed the first records of a burst of
+        input, so that it holds records it fetched, or processed, and did not commit; it
+        runs again on leaving (a zombie once another pod took its task meanwhile)."""
+        producer.events(accounts, burst, prefix="burst")
+        wait_until(lambda: self.committed_offset() >= 100, 90,
+                   f"{self.name}'s first commits of the burst")
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.proc.send_signal(signal.SIGCONT)
 
 
 def wait_until(fn: Callable[[], Any], timeout: float = 60, what: str = "condition") -> Any:

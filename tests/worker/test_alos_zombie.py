@@ -15,11 +15,10 @@ restores the changelog from the beginning and processes a few more events."""
 from __future__ import annotations
 
 import json
-import signal
 from typing import Any
 
 import pytest
-from conftest import Pod, wait_until
+from conftest import wait_until
 from kafka import KafkaConsumer, TopicPartition
 from worker_io import inputs, outputs, read_all, verdict
 
@@ -28,12 +27,6 @@ from workloads.ledger.contract import BALANCE_STORE, Balance, account_name, chan
 pytestmark = pytest.mark.kafka
 ACCOUNTS = [account_name(i) for i in range(6)]
 BURST = 1500
-
-
-def _committed(pod: Pod) -> int:
-    """The highest input offset the pod has committed so far (its `commit` traces)."""
-    return max((int(e["offsets"].get("0", 0)) for e in pod.events(since_start=True)
-                if e["event"] == "commit"), default=0)
 
 
 def _has_output(bootstrap: str, topic: str, event_id: str) -> bool:
@@ -74,12 +67,8 @@ def test_a_pod_paused_past_its_session_leaves_no_stale_balance_for_a_restore(
     t, prod = one_partition
     a = pods(t, "pod-a", guarantee="at_least_once").start()
     a.wait_running()
-    prod.events(ACCOUNTS, BURST, prefix="burst")
     # Paused mid-burst: pod-a holds fetched records it has not processed yet.
-    wait_until(lambda: _committed(a) >= 100, 90, "pod-a's first commits of the burst")
-    assert a.proc is not None
-    a.proc.send_signal(signal.SIGSTOP)
-    try:
+    with a.paused_mid_burst(prod, ACCOUNTS, BURST):
         b = pods(t, "pod-b", guarantee="at_least_once").start()
         b.wait_for(lambda e: e["event"] == "task-running", 90, "pod-b running the task")
         wait_until(lambda: _has_output(kafka_bootstrap, t.output, f"burst-{BURST - 1}"), 120,
@@ -89,8 +78,6 @@ def test_a_pod_paused_past_its_session_leaves_no_stale_balance_for_a_restore(
         wait_until(lambda: _has_output(kafka_bootstrap, t.output, later[-1].event_id), 90,
                    "pod-b's later outputs")
         seen = len(a.events())
-    finally:
-        a.proc.send_signal(signal.SIGCONT)
     # pod-a runs again, finds out it left the group and joins again (or dies trying)
     wait_until(lambda: not a.alive() or any(
         e["event"] in ("assigned", "task-migrated", "fatal") for e in a.events()[seen:]

@@ -85,9 +85,7 @@ def test_sigkill_under_eos_wipes_and_restores_fully(
     drain(kafka_bootstrap, t, 2000)
     # the fixed worker keeps no checkpoint in a RUNNING exactly-once task directory
     assert not (pod.app_dir / "0_0" / ".checkpoint").exists()
-    pod.kill()
-    pod.start()
-    pod.wait_running()
+    pod.restart_after_kill()
     assert not ev(pod, "checkpoint-read")
     wipes = ev(pod, "wipe")
     assert wipes and "EOS" in wipes[0]["reason"]  # flushed memtables made the store non-empty
@@ -106,9 +104,7 @@ def test_sigkill_under_alos_restores_from_checkpoint(
     drain(kafka_bootstrap, t, 500)
     pod.wait_for(lambda e: e["event"] == "checkpoint-write" and e.get("reason") == "commit",
                  what="at-least-once checkpoint")
-    pod.kill()
-    pod.start()
-    pod.wait_running()
+    pod.restart_after_kill()
     assert ev(pod, "checkpoint-read")
     assert not ev(pod, "wipe")
     assert all(e["from_offset"] > 0 for e in ev(pod, "restore-start"))

@@ -17,7 +17,6 @@ pod-b until its next commit failed as well."""
 
 from __future__ import annotations
 
-import signal
 from typing import Any
 
 import pytest
@@ -31,12 +30,6 @@ BURST = 4000  # long enough that pod-a is paused mid-burst
 # Processed records wait this long for their commit: pod-a is paused with some (the commit
 # that fails when it runs again), not between a commit and its next record.
 COMMIT_INTERVAL = ("--commit-interval-ms", "2000")
-
-
-def _committed(pod: Pod) -> int:
-    """The highest input offset the pod has committed so far."""
-    return max((int(e["offsets"].get("0", 0)) for e in pod.events(since_start=True)
-                if e["event"] in ("commit", "txn-commit")), default=0)
 
 
 def _rejoined(pod: Pod, since: int) -> bool:
@@ -71,17 +64,11 @@ def test_a_thread_paused_past_its_session_rejoins_instead_of_dying(
     t, prod = one_partition
     a = pods(t, "pod-a", guarantee=guarantee, extra=COMMIT_INTERVAL).start()
     a.wait_running()
-    prod.events(ACCOUNTS, BURST, prefix="burst")
-    wait_until(lambda: _committed(a) >= 100, 90, "pod-a's first commits of the burst")
-    assert a.proc is not None
-    a.proc.send_signal(signal.SIGSTOP)
-    try:
+    with a.paused_mid_burst(prod, ACCOUNTS, BURST):
         b = pods(t, "pod-b", guarantee=guarantee).start()
         # the group dropped pod-a (its session expired) and gave its task to pod-b
         b.wait_for(lambda e: e["event"] == "task-running", 90, "pod-b running the task")
         seen = len(a.events())
-    finally:
-        a.proc.send_signal(signal.SIGCONT)
 
     wait_until(lambda: not a.alive() or _rejoined(a, seen)
                or any(e["event"] == "fatal" for e in a.events()[seen:]),
