@@ -185,14 +185,13 @@ class KafkaStreamsApp:
         self.streams_config = streams_config
         self._build: Build | None = None
         # Every check is judged from the topics, the app's trace and the observed state
-        # directories (stale-checkpoint's digest-at-init half finds nothing: no task-init
-        # digests; its checkpoint-while-RUNNING half is judged from the files) -- except
-        # where the release writes no .checkpoint files at all.
+        # directories. stale-checkpoint on every release: up to 4.2 its checkpoint-while-
+        # RUNNING half from the observed .checkpoint files (its digest-at-init half finds
+        # nothing: no task-init digests); from 4.3, which writes no .checkpoint files (the
+        # stores keep their changelog offsets, KIP-1035), from what each store reports of
+        # itself when its task turns RUNNING (the app's store-offsets lines, judged as a
+        # task-init's digest: checker/checks/store_offsets.py).
         self.not_applicable: Mapping[str, str] = {}
-        if release(version) >= (4, 3):
-            self.not_applicable = {
-                "stale-checkpoint": f"Kafka Streams {version} keeps changelog offsets inside "
-                "the stores (KIP-1035), not in .checkpoint files: nothing to observe"}
 
     def prepare(self) -> None:
         require_java()
