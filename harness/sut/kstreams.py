@@ -60,10 +60,12 @@ class Generation:
 # Below 2.1 nothing: Kafka 4 brokers refuse older clients (KIP-896).
 GENERATIONS = (
     Generation("current", APP_DIR, (3, 7), "kchaos-kstreams-ledger-1.jar", ()),
-    # restore-suspended too before 3.5 (no onRestoreSuspended): its app-config event says
+    # restore-suspended too before 3.5 (no onRestoreSuspended): its app-config event says.
+    # store-offsets: no store keeps its own offsets before 4.3 (KIP-1035); the current
+    # tree writes it from 4.3 only.
     Generation("legacy", WORKLOADS / "kstreams-legacy", (2, 1),
                "kchaos-kstreams-ledger-legacy-1.jar",
-               ("standby-update-start", "standby-update-suspended")),
+               ("standby-update-start", "standby-update-suspended", "store-offsets")),
 )
 OLDEST = GENERATIONS[-1].first
 
