@@ -36,6 +36,10 @@
       records on a thread whose other tasks commit is judged as if it had one.
     Every line is at or after the record it shows (never before it), so a file removed
     between the record and the line is given the benefit of the doubt.
+(a') Where the stores keep their own offsets (Kafka Streams 4.3 on, KIP-1035: no
+    `.checkpoint` file for (b) to see), the offset a store reports and what it holds when
+    its task turns RUNNING (`store-offsets`), judged as (a) judges a task-init: see
+    store_offsets.py. Its examples are `store-offsets-mismatch`.
 Under at-least-once the store may legitimately be ahead of its checkpoint (checkpoints
 follow commits, the store has the WAL), so the check does not apply there.
 """
@@ -47,7 +51,8 @@ from typing import Any
 from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checker.checks.digests import stale_inits
+from checker.checks.digests import inits, stale_inits
+from checker.checks.store_offsets import judged_lines, store_offset_inits
 from checker.examples import TRACE_ORDER, parse_json, row_dict, trace_dict
 from checker.frames import Frames, trace_field
 from checker.meta import Meta
@@ -62,6 +67,7 @@ from workloads.ledger.trace_contract import (
     MEMTABLE_FLUSH,
     RESTORE_END,
     RESTORE_START,
+    STORE_OFFSETS,
     TASK_CLOSED,
     TASK_FIRST_RECORD,
     TASK_INIT,
@@ -84,6 +90,7 @@ CONTEXT_EVENTS = (
     *PRESENT,
     *ABSENT,
     TASK_INIT,
+    STORE_OFFSETS,
     RESTORE_START,
     RESTORE_END,
     *PERIOD_ENDS,
@@ -241,8 +248,13 @@ def stale_checkpoint(spark: SparkSession, frames: Frames, meta: Meta) -> CheckRe
     # Both shapes are few (at most one row per task init or task-running trace): each is
     # collected whole, one job apiece (a second for (b) only when some task went RUNNING
     # with a file present), and counted and ordered here.
+    # A task-init's checkpoint and a store's own offset are one question: one replay.
+    judged = inits(frames).unionByName(store_offset_inits(frames))
     digests = sorted(
-        ({k: v for k, v in row_dict(r).items() if k != "_init"} for r in stale_inits(frames)),
+        (
+            {k: v for k, v in row_dict(r).items() if k != "_init"}
+            for r in stale_inits(frames, judged)
+        ),
         key=lambda d: tuple(_nulls_first(d[c]) for c in DIGEST_ORDER),
     )
     running, removed_before, no_record = judge_running(frames)
@@ -251,13 +263,17 @@ def stale_checkpoint(spark: SparkSession, frames: Frames, meta: Meta) -> CheckRe
         "checkpoint_running_without_record": no_record,
     }
     excused = {k: v for k, v in excused.items() if v}
-    n_digest = len(digests)
+    # Only the Kafka Streams app writes store-offsets: say how many a run was judged on.
+    if meta.raw.get("sut") == "kstreams":
+        excused["store_offsets_judged"] = judged_lines(frames)
+    n_stores = sum(d["source"] == STORE_OFFSETS for d in digests)
+    n_digest = len(digests) - n_stores
     n_running = len(running)
-    count = n_digest + n_running
+    count = len(digests) + n_running
     if count == 0:
         return CheckResult(valid=True, details=excused)
     # Both shapes get room in the examples when both occur.
-    d_rows = [{"kind": "digest-mismatch", **d} for d in digests[:MAX_EXAMPLES]]
+    d_rows = [{"kind": _digest_kind(d), **d} for d in digests[:MAX_EXAMPLES]]
     r_rows = [_running_example(run, first) for run, first in running[:MAX_EXAMPLES]]
     keep_r = min(len(r_rows), max(MAX_EXAMPLES - len(d_rows), MAX_EXAMPLES // 2))
     found = d_rows[: MAX_EXAMPLES - keep_r] + r_rows[:keep_r]
@@ -267,5 +283,15 @@ def stale_checkpoint(spark: SparkSession, frames: Frames, meta: Meta) -> CheckRe
         valid=False,
         count=count,
         examples=examples,
-        details={"digest_mismatch": n_digest, "checkpoint_while_running": n_running, **excused},
+        details={
+            "digest_mismatch": n_digest,
+            "checkpoint_while_running": n_running,
+            **({"store_offsets_mismatch": n_stores} if n_stores else {}),
+            **excused,
+        },
     )
+
+
+def _digest_kind(row: dict[str, Any]) -> str:
+    """A task-init's checkpoint that its store did not match, or a store's own offset."""
+    return "store-offsets-mismatch" if row["source"] == STORE_OFFSETS else "digest-mismatch"

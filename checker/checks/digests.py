@@ -86,6 +86,7 @@ def inits(frames: Frames) -> DataFrame:
             trace_field("digest").alias("digest"),
         )
         .withColumn("_init", F.concat_ws("|", "pod", "pid", "ts_ns", "store", "task"))
+        .withColumn("source", F.lit(TASK_INIT))
     )
 
 
@@ -178,14 +179,16 @@ def ahead_on_committed_prefix(frames: Frames, suspects: DataFrame) -> DataFrame:
     ).select("_init").distinct()
 
 
-def stale_inits(frames: Frames) -> list[Row]:
-    """Inits whose store is no committed prefix of its changelog reaching the checkpoint,
-    as rows (one per init: few). The exact pass is cached while it is collected, and the
+def stale_inits(frames: Frames, init: DataFrame | None = None) -> list[Row]:
+    """Inits (`init`, in the shape of `inits`; default: the task-init lines) whose store is
+    no committed prefix of its changelog reaching the checkpoint, as rows (one per init:
+    few). The exact pass is cached while it is collected, and the
     second pass reads its suspects from that cache: one job when nothing is stale, and the
     first pass never re-runs. (Rebuilding the suspects from the collected rows instead made
     a local Spark parallelize them over spark.default.parallelism tasks, through Python
     workers: 3 s of this check's 4.6 s on a 60 s run's history, from Spark's event log.)"""
-    suspects = exact_mismatches(frames, inits(frames)).persist(StorageLevel.MEMORY_AND_DISK)
+    judged = inits(frames) if init is None else init
+    suspects = exact_mismatches(frames, judged).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         rows = suspects.collect()
         if not rows:

@@ -61,10 +61,12 @@ class Generation:
 # Below 2.1 nothing: Kafka 4 brokers refuse older clients (KIP-896).
 GENERATIONS = (
     Generation("current", APP_DIR, (3, 7), "kchaos-kstreams-ledger-1.jar", ()),
-    # restore-suspended too before 3.5 (no onRestoreSuspended): its app-config event says
+    # restore-suspended too before 3.5 (no onRestoreSuspended): its app-config event says.
+    # store-offsets: no store keeps its own offsets before 4.3 (KIP-1035); the current
+    # tree writes it from 4.3 only.
     Generation("legacy", WORKLOADS / "kstreams-legacy", (2, 1),
                "kchaos-kstreams-ledger-legacy-1.jar",
-               ("standby-update-start", "standby-update-suspended"),
+               ("standby-update-start", "standby-update-suspended", "store-offsets"),
                agent=True),  # StateDirAgent: cleaner passes, locks, checkpoint reads
 )
 OLDEST = GENERATIONS[-1].first
@@ -187,14 +189,13 @@ class KafkaStreamsApp:
         self.streams_config = streams_config
         self._build: Build | None = None
         # Every check is judged from the topics, the app's trace and the observed state
-        # directories (stale-checkpoint's digest-at-init half finds nothing: no task-init
-        # digests; its checkpoint-while-RUNNING half is judged from the files) -- except
-        # where the release writes no .checkpoint files at all.
+        # directories. stale-checkpoint on every release: up to 4.2 its checkpoint-while-
+        # RUNNING half from the observed .checkpoint files (its digest-at-init half finds
+        # nothing: no task-init digests); from 4.3, which writes no .checkpoint files (the
+        # stores keep their changelog offsets, KIP-1035), from what each store reports of
+        # itself when its task turns RUNNING (the app's store-offsets lines, judged as a
+        # task-init's digest: checker/checks/store_offsets.py).
         self.not_applicable: Mapping[str, str] = {}
-        if release(version) >= (4, 3):
-            self.not_applicable = {
-                "stale-checkpoint": f"Kafka Streams {version} keeps changelog offsets inside "
-                "the stores (KIP-1035), not in .checkpoint files: nothing to observe"}
 
     def prepare(self) -> None:
         require_java()

@@ -17,7 +17,8 @@ from refused_run import refused_run
 
 from faults.plan import plan
 from harness.errors import UsageError
-from harness.sut.kstreams import KafkaStreamsApp, build, default_version
+from harness.sut.kstreams import APP_DIR, KafkaStreamsApp, build, default_version
+from workloads.ledger.trace_contract import STORE_OFFSETS, Emitter, emitted_by
 
 CONTROL = "__state.updater.enabled__=false"
 # The ledger checks that judge the committed records (not checkpoints, joins or the drain).
@@ -85,10 +86,17 @@ def test_fault_needing_the_control_file_hook_is_refused_before_anything_starts(
     assert "delay-checkpoint" in err and "control file" in err
 
 
-def test_stale_checkpoint_not_applicable_where_no_checkpoint_files_exist() -> None:
-    assert KafkaStreamsApp("4.1.2").not_applicable == {}
-    reason = KafkaStreamsApp("4.3.1").not_applicable["stale-checkpoint"]
-    assert "KIP-1035" in reason
+@pytest.mark.parametrize("version", ["3.7.0", "4.1.2", "4.2.2", "4.3.1", "4.4.0"])
+def test_stale_checkpoint_is_judged_on_every_release_the_current_tree_builds(
+    version: str,
+) -> None:
+    """Up to 4.2 from the observed .checkpoint files; from 4.3, which writes none (the
+    stores keep their offsets, KIP-1035), from the stores' own report: the tree that
+    builds those releases writes `store-offsets`, which the check reads."""
+    sut = KafkaStreamsApp(version)
+    assert sut.not_applicable == {}
+    assert sut.generation.app_dir == APP_DIR
+    assert STORE_OFFSETS in emitted_by(Emitter.KSTREAMS)  # test_trace_contract: it does
 
 
 @pytest.mark.slow

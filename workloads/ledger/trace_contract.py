@@ -242,6 +242,20 @@ TXN_COMMIT: Final = _event(
 COMMIT: Final = _event("commit", WORKER, "an at-least-once commit of the input offsets",
                        {"offsets": "{input partition: next offset}"})
 
+# -- stores that keep their own changelog offsets (Kafka Streams 4.3 on, KIP-1035) --------
+
+STORE_OFFSETS: Final = _event(
+    "store-offsets", Emitter.KSTREAMS,
+    "exactly-once, Kafka Streams 4.3 on: a store of a task that turned RUNNING (the "
+    "processor's init, after restoration, before its first record), as the store reports "
+    "itself through the public StateStore API: the changelog offset it keeps and what it "
+    "holds (checker/checks/store_offsets.py)",
+    {**_TASK, "store": "store name", "changelog": "its changelog partition, `<topic>-<p>`",
+     "offset": "StateStore#committedOffset of that partition: the last changelog record "
+               "the store reflects (-4: unknown), or null",
+     "digest": "store digest (workloads.ledger.contract.store_digest)",
+     "entries": "entries in the store"})
+
 EVENTS: Final[Mapping[str, TraceEvent]] = MappingProxyType(_EVENTS)
 NAMES: Final = frozenset(_EVENTS)
 

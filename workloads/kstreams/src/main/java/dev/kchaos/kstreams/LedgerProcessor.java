@@ -53,6 +53,10 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         // Kafka Streams initialises a task's processors when the task turns RUNNING
         // (after restoration): the trace's task-running.
         trace.emit("task-running", "task", task);
+        if (!reemitAtSamePosition) {  // exactly-once: what each store reports of itself
+            StoreOffsets.trace(trace, context, task, BALANCES, balances);
+            StoreOffsets.trace(trace, context, task, DEDUP, dedup);
+        }
         wroteSinceInit = false;
     }
 
