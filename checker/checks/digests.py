@@ -67,10 +67,19 @@ def _digest(count: Column, total: Column) -> Column:
 def inits(frames: Frames) -> DataFrame:
     """task-init events that trusted a checkpoint, keyed deterministically by `_init`
     (the plan reads them in several branches; each must name an init the same way)."""
+    return trusted_offsets(frames, TASK_INIT, "checkpoint", trace_field("kind"))
+
+
+def trusted_offsets(frames: Frames, event: str, offset_field: str, task_kind: Column
+                    ) -> DataFrame:
+    """Trace lines `event` where a task's store trusted an offset (`offset_field`, as
+    `checkpoint`) with the store's digest then: the rows the replay judges. `_init` names
+    each line; other events than task-init are prefixed with their name."""
+    key = ["pod", "pid", "ts_ns", "store", "task"]
     return (
         frames.traces.where(
-            (F.col("event") == TASK_INIT)
-            & trace_field("checkpoint").isNotNull()
+            (F.col("event") == event)
+            & trace_field(offset_field).isNotNull()
             & F.col("task").rlike(TASK_PATTERN)
         )
         .select(
@@ -78,15 +87,16 @@ def inits(frames: Frames) -> DataFrame:
             "pid",
             "ts_ns",
             "task",
-            trace_field("kind").alias("task_kind"),
+            task_kind.alias("task_kind"),
             trace_field("store").alias("store"),
             # try_cast: Spark 4 runs ANSI SQL, where a bad cast would fail the whole check
             F.regexp_extract("task", r"_(\d+)$", 1).try_cast("int").alias("partition"),
-            trace_field("checkpoint").try_cast("bigint").alias("checkpoint"),
+            trace_field(offset_field).try_cast("bigint").alias("checkpoint"),
             trace_field("digest").alias("digest"),
         )
-        .withColumn("_init", F.concat_ws("|", "pod", "pid", "ts_ns", "store", "task"))
-        .withColumn("source", F.lit(TASK_INIT))
+        .withColumn("_init", F.concat_ws("|", *([] if event == TASK_INIT else [F.lit(event)]),
+                                         *key))
+        .withColumn("source", F.lit(event))
     )
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from checker.checks.digests import TASK_PATTERN
+from checker.checks.digests import trusted_offsets
 from checker.frames import Frames, trace_field
 from workloads.ledger.trace_contract import STORE_OFFSETS
 
@@ -49,28 +49,7 @@ ACTIVE = "active"
 def store_offset_inits(frames: Frames) -> DataFrame:
     """`store-offsets` lines that report an offset, in the shape of digests.inits (the
     offset as `checkpoint`), so that one replay judges both."""
-    return (
-        frames.traces.where(
-            (F.col("event") == STORE_OFFSETS)
-            & trace_field("offset").isNotNull()
-            & F.col("task").rlike(TASK_PATTERN)
-        )
-        .select(
-            "pod",
-            "pid",
-            "ts_ns",
-            "task",
-            F.lit(ACTIVE).alias("task_kind"),
-            trace_field("store").alias("store"),
-            F.regexp_extract("task", r"_(\d+)$", 1).try_cast("int").alias("partition"),
-            trace_field("offset").try_cast("bigint").alias("checkpoint"),
-            trace_field("digest").alias("digest"),
-        )
-        .withColumn(
-            "_init", F.concat_ws("|", F.lit(STORE_OFFSETS), "pod", "pid", "ts_ns", "store", "task")
-        )
-        .withColumn("source", F.lit(STORE_OFFSETS))
-    )
+    return trusted_offsets(frames, STORE_OFFSETS, "offset", F.lit(ACTIVE))
 
 
 def judged_lines(frames: Frames) -> int:
