@@ -342,26 +342,30 @@ def _clock_jump_in_txn_or_session(f: Facts) -> list[Hit]:
 
 
 def _checkpoint_read_then_cleaned(f: Facts) -> list[Hit]:
-    """A task read offsets from its `.checkpoint`, and the state-directory cleaner of the
-    same process deleted the task's directory before the task restored or ran from them
-    (KAFKA-8187's family: the read comes before the lock, the deletion in between). The
-    hit's lines: the read, the deletion, and the task's next restore start there if any
-    (the offsets it used)."""
+    """A task read offsets from its `.checkpoint`, the state-directory cleaner of the same
+    process deleted the task's directory, and the task then restored (or ran) from those
+    offsets without reading the checkpoint again (KAFKA-8187's family: the read comes
+    before the lock, the deletion in between). A read the deletion makes moot (the next
+    read finds no file, as when the lock comes first) is no hit, nor is one for another
+    purpose that no restore follows. The lines: the read, the deletion, the use."""
     hits = []
     for _pid, events in sorted(f.by_pid.items()):
-        read: dict[str, Event] = {}  # task -> a read not yet followed by its use
+        read: dict[str, Event] = {}  # task -> its last read with offsets
+        deleted: dict[str, Event] = {}  # task -> the deletion after that read
         for e in events:
             task = str(e.get("task"))
-            if e["event"] == CHECKPOINT_READ and e.get("offsets"):
-                read[task] = e
-            elif e["event"] in (RESTORE_START, TASK_RUNNING):
+            if e["event"] == CHECKPOINT_READ:
                 read.pop(task, None)
+                deleted.pop(task, None)
+                if e.get("offsets"):
+                    read[task] = e
             elif e["event"] == CLEANER_DELETE and task in read:
-                before = read.pop(task)
-                used = next((later for later in events if later["ts_ns"] > e["ts_ns"]
-                             and later["event"] == RESTORE_START
-                             and str(later.get("task")) == task), None)
-                hits.append(_hit(e["ts_ns"], before, e, used))
+                deleted[task] = e
+            elif e["event"] in (RESTORE_START, TASK_RUNNING) and task in read:
+                before, gone = read.pop(task), deleted.pop(task, None)
+                if gone is not None and (e["event"] == TASK_RUNNING
+                                         or (e.get("from_offset") or 0) > 0):
+                    hits.append(_hit(gone["ts_ns"], before, gone, e))
     return sorted(hits, key=lambda h: h.time_ns)
 
 

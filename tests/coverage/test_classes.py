@@ -361,3 +361,12 @@ def test_an_empty_checkpoint_or_another_process_is_not_counted() -> None:
     assert count("checkpoint-read-then-cleaned", facts(empty)) == 0
     elsewhere = [READ_THEN_CLEANED[0], {**READ_THEN_CLEANED[1], "pid": 11}]
     assert count("checkpoint-read-then-cleaned", facts(elsewhere)) == 0
+
+
+def test_a_read_made_moot_by_a_fresh_read_is_not_counted() -> None:
+    """Kafka Streams 2.6 on: the lock first, then the read, which finds no file (and a read
+    of offsets for the rebalance's lag report, which no restore follows)."""
+    lock_first = [*READ_THEN_CLEANED[:3],
+                  ev(63.85, "pod-0", 10, "checkpoint-read", task="0_5", offsets={}),
+                  {**READ_THEN_CLEANED[3], "from_offset": 0}]
+    assert count("checkpoint-read-then-cleaned", facts(lock_first)) == 0
