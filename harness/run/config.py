@@ -71,6 +71,10 @@ _KEY_VALUE = Rule(lambda: "",
                   lambda s: None if "=" in s.strip("=") else "give KEY=VALUE[,KEY=VALUE]")
 
 
+# The drain's least wait past a session timeout: the rebalance and a restore after it.
+DRAIN_PAST_SESSION_S = 30.0
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Every setting of a run, each declared once (harness/run/settings.py): its type and
@@ -114,7 +118,8 @@ class RunConfig:
     application_id: str = setting("ledger-app", "Kafka Streams' application.id",
                                   shown_default=f"ledger-app; an app's {APP_APPLICATION_ID}")
     drain_timeout_s: float = setting(
-        60.0, "seconds to wait for the group to catch up", flag="--drain-timeout")
+        60.0, "seconds to wait for the group to catch up (at least the session timeout "
+        "+ 30 s)", flag="--drain-timeout")
     commit_interval_ms: int = setting(500, "commit interval, ms")
     write_buffer_bytes: int = setting(64 * 1024, "RocksDB write buffer size, bytes")
     # Kafka Streams' defaults: state.cleanup.delay.ms 10 min, the cleaner runs at that period.
@@ -183,6 +188,15 @@ class RunConfig:
     def nodes(self) -> int:
         """One node more than pods, so a moved pod always has somewhere to go."""
         return self.pods + 1
+
+    @property
+    def drain_budget_s(self) -> float:
+        """The drain waits at least a session and a rebalance past it: a pod killed as the
+        load ended holds its tasks until its session ends where nothing can release them
+        (a streams group, KIP-1071: no admin removal), and a shorter drain would call that
+        designed wait `unavailable`."""
+        return max(self.drain_timeout_s,
+                   self.session_timeout_ms / 1000 + DRAIN_PAST_SESSION_S)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

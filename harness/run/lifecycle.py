@@ -342,7 +342,7 @@ class Run:
 
         try:
             return wait_drained(bootstrap, self.config.application_id,
-                                self.config.drain_timeout_s, settled=settled,
+                                self.config.drain_budget_s, settled=settled,
                                 give_up=watch.all_dead, topics=self.workload.lag_topics())
         finally:
             self.dead_pods = watch.dead()

@@ -134,3 +134,15 @@ def test_repro_of_a_good_plan_gets_past_the_plan(tmp_path: Path) -> None:
     """The control: the same folder with a well-spelt parameter stops only at the broker."""
     run_dir = _run_folder(tmp_path / "results", {"keep_volume": False})
     assert_bad_input(kchaos("repro", str(run_dir), cwd=tmp_path), NO_KAFKA, "no broker")
+
+
+def test_the_drain_outwaits_a_session_and_a_rebalance() -> None:
+    """Before: a 60 s drain after a kill at the load's end under a 45 s session (a streams
+    group cannot drop the dead member) was judged `unavailable` while the group waited as
+    designed. The default session leaves the drain as set; a pinned longer drain stays."""
+    from harness.run.config import DRAIN_PAST_SESSION_S, RunConfig
+
+    assert RunConfig().drain_budget_s == RunConfig().drain_timeout_s == 60.0
+    long_session = RunConfig(session_timeout_ms=45_000)
+    assert long_session.drain_budget_s == 45.0 + DRAIN_PAST_SESSION_S
+    assert RunConfig(session_timeout_ms=45_000, drain_timeout_s=120.0).drain_budget_s == 120.0
