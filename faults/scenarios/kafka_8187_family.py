@@ -10,13 +10,13 @@ from faults.builder import Builder
 from faults.model import FIRST_FAULT_S, ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
 
-# Deletes slowed under the task directories: each of the 12-16 files and folders of a
-# closed task's directory (the RocksDB files, the checkpoint, the lock) waits this long, so
-# a pass that deletes a few directories lasts many seconds.
+# Deletes slowed under the task directories: each of the some 30 files and folders of a
+# closed task's directory (two RocksDB stores, the checkpoint, the lock) waits this long,
+# so a pass that deletes a few directories lasts longer than a session and a rebalance.
 UNLINK_DELAY_MS = (300, 400)
 TASK_FILES = "*/[0-9]*_[0-9]*/*"  # a task directory's contents (the fault filesystem's paths)
 # The spare's leave waits this long for the pass's first delete: its JVM's start and join
-# (5-40 s on a loaded machine), the move, the directories' ageing, the pass's start.
+# (tens of seconds on a loaded machine), the move, the directories' ageing, the pass.
 SPARE_WAIT_S = 70.0
 
 
@@ -37,7 +37,7 @@ def plan(b: Builder) -> ProfileSettings:
 
     pod-0 (one thread, 8 partitions, at-least-once, no standbys, cleaner every 2 s) alone;
     its deletes under the task directories are slowed (`io-delay` on unlink and rmdir,
-    300-400 ms each: a pass over a few closed tasks' directories lasts half a minute). A spare
+    300-400 ms each: a pass over four closed tasks' directories lasts 40-60 s). A spare
     joins and takes half the tasks; pod-0 closes them (a checkpoint each) and, 2 s later, a
     cleaner pass starts deleting their directories one by one. At its first delete
     (`cleaner-deleted` on pod-0) the spare is scaled in: its tasks come back to pod-0,
