@@ -114,10 +114,12 @@ def running_with_checkpoint(frames: Frames) -> DataFrame:
     order = Window.partitionBy("pod", "pid", "task").orderBy("ts_ns", "event", "data")
     before = order.rowsBetween(Window.unboundedPreceding, -1)
     after = order.rowsBetween(1, Window.unboundedFollowing)
-    file_op = F.when(F.col("event").isin(*PRESENT), F.col("data")).when(
-        F.col("event").isin(*ABSENT), F.lit("")
+    # A read that found no file (the legacy app traces every read: `{}`) leaves none.
+    no_file = (F.col("event") == CHECKPOINT_READ) & (trace_field("offsets") == "{}")
+    file_op = F.when(F.col("event").isin(*PRESENT) & ~no_file, F.col("data")).when(
+        F.col("event").isin(*ABSENT) | no_file, F.lit("")
     )
-    removed = F.when(F.col("event").isin(*ABSENT), F.col("ts_ns"))
+    removed = F.when(F.col("event").isin(*ABSENT) | no_file, F.col("ts_ns"))
     ended = F.when(F.col("event").isin(*PERIOD_ENDS), F.col("ts_ns"))
     return (
         ops.withColumn("_last", F.last(file_op, ignorenulls=True).over(before))

@@ -164,3 +164,28 @@ def test_checkpoint_deleted_at_or_after_the_first_record_is_flagged(
     assert {e["pod"] for e in got.examples} == {"pod-at", "pod-after"}
     assert {e["first_record"]["event"] for e in got.examples} == {"dedup-skip"}
     assert got.details["checkpoint_removed_before_first_record"] == 1
+
+
+def test_a_read_of_no_file_and_an_app_delete_leave_no_file(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The legacy app (StateDirAgent) traces every checkpoint read, `{}` when there was no
+    file, and Kafka Streams' own delete of it (2.x under exactly-once: right after the read).
+    Before, a fault-free 2.1.1 run was flagged: each read of no file counted as a file."""
+    pod = "pod-0-kstreams"
+    fresh = [
+        app(pod, RUNNING_NS - 2 * MS, "checkpoint-read", task=TASK, offsets={}),
+        app(pod, RUNNING_NS, "task-running", task=TASK),
+        commit(pod, RUNNING_NS + 100_000),
+        commit(pod, RUNNING_NS + 500 * MS),
+        commit(pod, RUNNING_NS + 1000 * MS),
+    ]
+    assert judge(spark, tmp_path / "fresh", fresh).valid
+    returned = [
+        app(pod, RUNNING_NS - 2 * MS, "checkpoint-read", task=TASK, offsets=RESTORED),
+        app(pod, RUNNING_NS - 2 * MS + 1000, "checkpoint-delete", task=TASK, reason="app"),
+        *fresh[1:],
+    ]
+    assert judge(spark, tmp_path / "returned", returned).valid
+    kept = [returned[0], *fresh[1:]]  # a read file nobody deleted: still flagged
+    assert not judge(spark, tmp_path / "kept", kept).valid

@@ -33,9 +33,10 @@ CURRENT, LEGACY = GENERATIONS
 PACKAGE = Path("src/main/java/dev/kchaos/kstreams")
 # Trace events only the legacy tree writes: which guarantee, membership and events it had;
 # what 2.x tells only its log (LogTrace.java: a lock that failed, the cleaner's deletions)
-# and what it tells nobody (StateDirAgent: cleaner passes, directory locks, checkpoint reads).
+# and what it tells nobody (StateDirAgent: cleaner passes, directory locks, checkpoint reads
+# and deletes).
 LEGACY_ONLY = {"app-config", "lock-failed", "cleaner-delete", "cleaner-pass", "dir-locked",
-               "checkpoint-read"}
+               "checkpoint-read", "checkpoint-delete"}
 
 
 @pytest.mark.parametrize(("version", "tree"), [

@@ -137,7 +137,7 @@ CHECKPOINT_WRITE: Final = _event(
     "a `.checkpoint` was written (the watch: one appeared or changed, at its mtime)",
     {**_TASK, **_OFFSETS, **_REASON, **_SOURCE})
 CHECKPOINT_DELETE: Final = _event(
-    "checkpoint-delete", WORKER | STATEDIR,
+    "checkpoint-delete", WORKER | STATEDIR | Emitter.KSTREAMS_LEGACY,
     "a `.checkpoint` was deleted (the watch: it is gone, at the task folder's mtime when "
     "newer)", {**_TASK, **_REASON, **_SOURCE})
 CHECKPOINT_DELAY: Final = _event(

@@ -21,7 +21,9 @@ import net.bytebuddy.implementation.bytecode.assign.Assigner;
  *     (`StateDirectory.cleanRemovedTasks(long)`, the cleaner thread's entry point);
  * <li>a task directory's lock taken (`StateDirectory.lock(TaskId)` returning true), by a
  *     stream thread or by the cleaner;
- * <li>a task's `.checkpoint` read (`OffsetCheckpoint.read()`), with the offsets it held.
+ * <li>a task's `.checkpoint` read (`OffsetCheckpoint.read()`), with the offsets it held, and
+ *     deleted (`OffsetCheckpoint.delete()`: under exactly-once 2.x deletes it right after
+ *     the read, which the checks must see to know the file is gone).
  * </ul>
  * KAFKA-8187's reachable sibling turns on their order (docs/releases.md): a task that reads
  * its checkpoint before it locks its directory, a cleaner pass that deletes the directory in
@@ -49,6 +51,8 @@ public final class StateDirAgent {
             .type(named("org.apache.kafka.streams.state.internals.OffsetCheckpoint"))
             .transform((builder, type, loader, module, domain) -> builder
                 .visit(Advice.to(CheckpointReadAdvice.class).on(named("read")
+                    .and(takesArguments(0))))
+                .visit(Advice.to(CheckpointDeleteAdvice.class).on(named("delete")
                     .and(takesArguments(0)))))
             .installOn(instrumentation);
     }
@@ -88,6 +92,16 @@ public final class StateDirAgent {
         static void exit(@Advice.FieldValue("file") File file,
                          @Advice.Return(typing = Assigner.Typing.DYNAMIC) Map<?, ?> offsets) {
             StateDirTrace.checkpointRead(file, offsets);
+        }
+    }
+
+    /** Inlined into OffsetCheckpoint.delete(). */
+    public static final class CheckpointDeleteAdvice {
+        private CheckpointDeleteAdvice() {}
+
+        @Advice.OnMethodExit
+        static void exit(@Advice.FieldValue("file") File file) {
+            StateDirTrace.checkpointDeleted(file);
         }
     }
 }

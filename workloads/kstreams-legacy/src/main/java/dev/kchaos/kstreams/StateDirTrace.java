@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
  *   (which locks each unowned directory it looks at, the ones it deletes too);
  * - `checkpoint-read` {task, offsets}: a task's `.checkpoint` read, the offsets it held
  *   (`{}`: no file); the global store's is not traced.
+ * - `checkpoint-delete` {task, reason `app`}: a task's `.checkpoint` deleted by Kafka Streams.
  */
 public final class StateDirTrace {
     private static final Pattern TASK_DIR = Pattern.compile("\\d+_\\d+");
@@ -48,8 +49,8 @@ public final class StateDirTrace {
 
     public static void checkpointRead(File file, Map<?, ?> offsets) {
         Trace trace = installed;
-        File dir = file == null ? null : file.getParentFile();
-        if (trace == null || dir == null || !TASK_DIR.matcher(dir.getName()).matches()) {
+        String task = taskOf(file);
+        if (trace == null || task == null) {
             return;
         }
         Map<String, Object> named = new TreeMap<>();  // {"topic-partition": offset}
@@ -57,6 +58,21 @@ public final class StateDirTrace {
             offsets.forEach((partition, offset) -> named.put(String.valueOf(partition), offset));
         }
         trace.emitAs(Trace.shortThread(Thread.currentThread().getName()), "checkpoint-read",
-                 "task", dir.getName(), "offsets", named);
+                 "task", task, "offsets", named);
+    }
+
+    public static void checkpointDeleted(File file) {
+        Trace trace = installed;
+        String task = taskOf(file);
+        if (trace != null && task != null) {
+            trace.emitAs(Trace.shortThread(Thread.currentThread().getName()), "checkpoint-delete",
+                         "task", task, "reason", "app");
+        }
+    }
+
+    /** The task a `.checkpoint` belongs to (its directory's name), or null (the global's). */
+    private static String taskOf(File file) {
+        File dir = file == null ? null : file.getParentFile();
+        return dir != null && TASK_DIR.matcher(dir.getName()).matches() ? dir.getName() : null;
     }
 }
