@@ -15,6 +15,7 @@ from workloads.ledger.client import ClientConfig, generate
 from workloads.worker import bugs
 from workloads.worker.assignor import MemberInfo, Subscription, compute_assignment
 from workloads.worker.checkpoint import delete_checkpoint, read_checkpoint, write_checkpoint
+from workloads.worker.clients import heartbeat_interval_ms
 from workloads.worker.config import parse_args
 from workloads.worker.control import ControlFile
 from workloads.worker.statedir import StateDirectory
@@ -179,3 +180,11 @@ def test_worker_imports_no_harness() -> None:
                 names = [n.module or ""]
             for name in names:
                 assert name.split(".")[0] not in ("harness", "faults", "checker"), f"{f}: {name}"
+
+
+@pytest.mark.parametrize(("session_ms", "heartbeat_ms"),
+                         [(2_000, 500), (6_000, 1_200), (10_000, 2_000), (45_000, 2_000)])
+def test_heartbeat_follows_short_sessions_and_is_capped_for_long_ones(
+        session_ms: int, heartbeat_ms: int) -> None:
+    # A long drawn session must not slow every rebalance: members hear of one at a heartbeat.
+    assert heartbeat_interval_ms(session_ms) == heartbeat_ms

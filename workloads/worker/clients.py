@@ -23,6 +23,15 @@ log = logging.getLogger(__name__)
 
 TXN_TIMEOUT_MS = 15_000  # a commit, abort or offsets hand-over slower than this: migrated
 MEMBERSHIP_TIMEOUT_MS = 5_000
+# A member hears of a rebalance at its next heartbeat. Kafka's consumer keeps
+# heartbeat.interval.ms whatever the session (3 s by default); a fifth of a drawn 45 s
+# session would leave every rebalance waiting up to 9 s for members that are only idle.
+HEARTBEAT_CAP_MS = 2_000
+
+
+def heartbeat_interval_ms(session_timeout_ms: int) -> int:
+    """A fifth of the session, at least 500 ms, at most HEARTBEAT_CAP_MS."""
+    return min(HEARTBEAT_CAP_MS, max(500, session_timeout_ms // 5))
 
 
 def new_consumer(
@@ -39,7 +48,7 @@ def new_consumer(
         # kafka-python takes assignor instances too; its stub lists classes only
         partition_assignment_strategy=[assignor],
         session_timeout_ms=cfg.session_timeout_ms,
-        heartbeat_interval_ms=max(500, cfg.session_timeout_ms // 5),
+        heartbeat_interval_ms=heartbeat_interval_ms(cfg.session_timeout_ms),
         max_poll_records=cfg.max_poll_records,
     )
     # Know the input topic before the first join: otherwise the leader assigns nothing
