@@ -6,6 +6,11 @@ their stored files, so runs judged before coverage existed count too).
     .venv/bin/python bench/bench_coverage.py [--profile all] [--seeds 1,2,3]
         [--time-limit 60] [--results-dir results/coverage]
     .venv/bin/python bench/bench_coverage.py --runs results/before/* [--markdown]
+    .venv/bin/python bench/bench_coverage.py --before RUN... --after RUN... [--markdown]
+
+`--before` and `--after` take the run folders of two nightlies of the same seeds and print,
+per class of a fault moment (scope `run`), how many runs of each reached it, both judged by
+this checkout's classes, so a class added since the first counts in both.
 
 A 60 s run takes 2-10 minutes depending on the machine's load.
 """
@@ -76,6 +81,35 @@ def tabulate(runs: list[Path], markdown: bool) -> None:
     Console(width=200).print(table)
 
 
+def compare(before: list[Path], after: list[Path], markdown: bool) -> None:
+    sides = [[coverage_section(r) for r in runs if (r / "run.json").is_file()]
+             for runs in (before, after)]
+    half = [len(side) / 2 for side in sides]
+    moments = [c for c in CLASSES if c.scope == "run"]
+    rows = []
+    for c in moments:
+        shares = [sum(1 for s in side if c.name in s["reached"]) for side in sides]
+        rows.append((c.name, shares))
+    at_half = [sum(1 for _, shares in rows if shares[i] >= half[i]) for i in (0, 1)]
+    heads = [f"before ({len(sides[0])} runs)", f"after ({len(sides[1])} runs)"]
+    if markdown:
+        print(f"| class | {heads[0]} | {heads[1]} |")
+        print("|---|---:|---:|")
+        for name, (b, a) in rows:
+            print(f"| `{name}` | {b} | {a} |")
+        print(f"| classes reached in at least half the runs | {at_half[0]} of {len(rows)}"
+              f" | {at_half[1]} of {len(rows)} |")
+        return
+    table = Table(title="runs reaching each fault moment, before and after")
+    table.add_column("class")
+    for head in heads:
+        table.add_column(head, justify="right")
+    for name, (b, a) in rows:
+        table.add_row(name, str(b), str(a))
+    table.add_row("at least half", f"{at_half[0]} of {len(rows)}", f"{at_half[1]} of {len(rows)}")
+    Console(width=200).print(table)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="all")
@@ -83,8 +117,13 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--results-dir", type=Path, default=REPO / "results" / "coverage")
     ap.add_argument("--runs", nargs="*", type=Path, help="tabulate these run folders only")
+    ap.add_argument("--before", nargs="*", type=Path, help="run folders of the first nightly")
+    ap.add_argument("--after", nargs="*", type=Path, help="run folders of the second nightly")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
+    if args.before or args.after:
+        compare(args.before or [], args.after or [], args.markdown)
+        return
     runs = [r for r in args.runs or [] if r.is_dir()]
     if not args.runs:
         for seed in (int(s) for s in args.seeds.split(",")):
