@@ -77,12 +77,20 @@ class Journal:
 
     def _save(self, fd: int, undo: FileUndo, start: int, end: int) -> None:
         end = min(end, undo.durable_size)
-        if start >= end:
+        blocks = [b for b in range(start // BLOCK, (end - 1) // BLOCK + 1)
+                  if b not in undo.saved] if start < end else []
+        if not blocks:
             return
-        for block in range(start // BLOCK, (end - 1) // BLOCK + 1):
-            if block not in undo.saved:
+        # The caller's handle may be write-only (open(path, "w") of an existing file):
+        # the old bytes are read through a handle of our own on the same open file.
+        reader = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY)
+        try:
+            for block in blocks:
                 offset = block * BLOCK
-                undo.saved[block] = os.pread(fd, min(BLOCK, undo.durable_size - offset), offset)
+                undo.saved[block] = os.pread(reader, min(BLOCK, undo.durable_size - offset),
+                                             offset)
+        finally:
+            os.close(reader)
 
     def before_write(self, fd: int, offset: int, length: int) -> None:
         with self.lock:

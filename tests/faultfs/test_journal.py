@@ -49,6 +49,26 @@ def test_overwrites_and_appends_roll_back_to_the_last_fsync(tmp_path: Path) -> N
     assert (tmp_path / "b" / "f").read_bytes() == b"a" * (3 * BLOCK)
 
 
+def test_a_write_only_handle_can_overwrite_a_durable_file(tmp_path: Path) -> None:
+    # open(path, "w") of a file already fsynced: FUSE passes a write-only handle and a
+    # truncate. The journal must save the old bytes without reading through that handle
+    # (EBADF there crash-looped a worker restarting over a left-behind .checkpoint.tmp).
+    j = _journal(tmp_path)
+    _write(j, "/f", b"a" * (BLOCK + 7), 0, create=True)
+    _fsync(j, "/f")
+    j.dir_fsynced("/")
+    fd = os.open(j.real("/f"), os.O_WRONLY)
+    try:
+        j.before_truncate(fd, 0)
+        os.ftruncate(fd, 0)
+        j.before_write(fd, 0, 3)
+        os.pwrite(fd, b"new", 0)
+    finally:
+        os.close(fd)
+    j.power_loss()
+    assert (tmp_path / "b" / "f").read_bytes() == b"a" * (BLOCK + 7)
+
+
 def test_a_power_loss_names_the_paths_it_rolled_back(tmp_path: Path) -> None:
     j = _journal(tmp_path)
     _write(j, "/durable", b"a" * BLOCK, 0, create=True)
