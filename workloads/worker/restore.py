@@ -4,6 +4,12 @@ One restore consumer, no group, manual assignment, no offset reset policy: it re
 active tasks (seek to checkpoint + 1 or the beginning, read to the end offset, then the
 partition is *completed*) and keeps standby tasks up to date (read forever). Records are
 handed to a per-partition callback; the reader knows nothing about stores.
+
+The end offset is the log's end, not the last stable offset a read_committed consumer
+reports (Kafka Streams since KAFKA-10167): a transaction left open by a crashed producer
+pins the LSO below records other producers committed since, and a restore that stopped
+there would run the task on a store missing them. Read committed, the position passes the
+open transaction only once it is aborted or committed, so the restore waits it out.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import kafka.errors as Errors
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.admin import OffsetSpec
 from kafka.consumer.fetcher import ConsumerRecord
 
 from workloads.worker import bugs
@@ -55,6 +62,7 @@ class ChangelogReader:
             auto_offset_reset="none",  # type: ignore[arg-type]
             max_poll_records=cfg.restore_max_poll_records,
         )
+        self._admin: KafkaAdminClient | None = None  # the log ends, read uncommitted
         self.entries: dict[TopicPartition, _Entry] = {}
         # Partitions whose restoration completed. KAFKA-7672: never cleared.
         self.completed: set[TopicPartition] = set()
@@ -65,9 +73,7 @@ class ChangelogReader:
     def register(
         self, task: str, store: str, tp: TopicPartition, start: int, apply: Apply, active: bool
     ) -> None:
-        end = None
-        if active:
-            end = self.consumer.end_offsets([tp])[tp]
+        end = self._log_end(tp) if active else None
         self.entries[tp] = _Entry(task, store, apply, start, end)
         self._reassign()
         self._seek(tp, start)
@@ -90,8 +96,15 @@ class ChangelogReader:
         e = self.entries[tp]
         e.start, e.restored = start, 0
         if e.end is not None:
-            e.end = self.consumer.end_offsets([tp])[tp]
+            e.end = self._log_end(tp)
         self._seek(tp, start)
+
+    def _log_end(self, tp: TopicPartition) -> int:
+        if self._admin is None:
+            self._admin = KafkaAdminClient(bootstrap_servers=self.cfg.bootstrap,
+                                           client_id=f"{self.consumer.config['client_id']}-ends")
+        ends = self._admin.list_partition_offsets({tp: OffsetSpec.LATEST})
+        return int(ends[tp].offset)
 
     def _reassign(self) -> None:
         self.consumer.assign(sorted(self.entries))
@@ -168,3 +181,5 @@ class ChangelogReader:
 
     def close(self) -> None:
         self.consumer.close()
+        if self._admin is not None:
+            self._admin.close()
