@@ -194,9 +194,13 @@ class RunConfig:
         """The drain waits at least a session and a rebalance past it: a pod killed as the
         load ended holds its tasks until its session ends where nothing can release them
         (a streams group, KIP-1071: no admin removal), and a shorter drain would call that
-        designed wait `unavailable`."""
+        designed wait `unavailable`. And two commit intervals past that: the drain reads
+        committed offsets, which move only at a commit, and a pod restarted at the end
+        reprocesses what its last commit left (a drawn 30 s interval, under at-least-once,
+        was judged `unavailable` while it caught up)."""
         return max(self.drain_timeout_s,
-                   self.session_timeout_ms / 1000 + DRAIN_PAST_SESSION_S)
+                   self.session_timeout_ms / 1000 + DRAIN_PAST_SESSION_S,
+                   2 * self.commit_interval_ms / 1000 + DRAIN_PAST_SESSION_S)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

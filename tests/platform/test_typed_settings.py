@@ -146,3 +146,12 @@ def test_the_drain_outwaits_a_session_and_a_rebalance() -> None:
     long_session = RunConfig(session_timeout_ms=45_000)
     assert long_session.drain_budget_s == 45.0 + DRAIN_PAST_SESSION_S
     assert RunConfig(session_timeout_ms=45_000, drain_timeout_s=120.0).drain_budget_s == 120.0
+
+
+def test_the_drain_outwaits_two_commit_intervals() -> None:
+    """Before: all seed 17 drew a 30 s commit interval under at-least-once; a pod restarted
+    at the end was still catching up, its committed offsets a commit behind, at the 60 s
+    drain, and the run was judged `unavailable`."""
+    from harness.run.config import DRAIN_PAST_SESSION_S, RunConfig
+
+    assert RunConfig(commit_interval_ms=30_000).drain_budget_s == 60.0 + DRAIN_PAST_SESSION_S
