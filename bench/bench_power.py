@@ -32,7 +32,7 @@ from rich.table import Table
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.mutants.catalog import Mutant, load_catalog  # noqa: E402
+from harness.mutants.catalog import Mutant, load_catalog, load_equivalent  # noqa: E402
 from harness.report.nightlies import nightly_dirs, read_nightly  # noqa: E402
 from harness.report.summary import RunSummary  # noqa: E402
 
@@ -84,7 +84,12 @@ def mutant_of(summary: RunSummary) -> str | None:
     return keys[0] if keys else None
 
 
-def figures(log_dir: Path, catalog: dict[str, Mutant]) -> dict[str, Any]:
+def figures(log_dir: Path, catalog: dict[str, Mutant],
+            equivalent: dict[str, str] | None = None) -> dict[str, Any]:
+    """The catch rate over every mutant run, and over those not judged equivalent
+    (harness/mutants/equivalent.json), where a mutant whose pods never started while the
+    control's did counts as caught: a worker that cannot start is a bug its user sees."""
+    equivalent = equivalent or {}
     nightly = read_nightly(log_dir)
     runs = [r.summary for r in nightly.runs if r.summary is not None]
     control = [s for s in runs if mutant_of(s) is None]
@@ -93,23 +98,29 @@ def figures(log_dir: Path, catalog: dict[str, Mutant]) -> dict[str, Any]:
         key = mutant_of(s)
         if key is not None:
             per.setdefault(key, []).append(s)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key, summaries in sorted(per.items()):
-        caught = [s for s in summaries if s.verdict is False]
-        stuck = [s for s in summaries if never_started(s)]
+        invalid = [s for s in summaries if s.verdict is False]
+        stuck_runs = [s for s in summaries if never_started(s)]
         rows.append({
             "key": key, "mutant": catalog[key].label() if key in catalog else key,
             "mutated": catalog[key].mutated.splitlines()[0] if key in catalog else "",
-            "runs": {s.seed: {"verdict": "never started" if s in stuck else s.outcome,
+            "runs": {s.seed: {"verdict": "never started" if s in stuck_runs else s.outcome,
                               "anomalies": s.anomaly_counts,
                               "reached": classes_reached(s)} for s in summaries},
-            "caught": bool(caught),
-            "never_started": bool(stuck) and not caught,
+            "caught": bool(invalid),
+            "never_started": bool(stuck_runs) and not invalid,
+            "equivalent": equivalent.get(key, ""),
         })
     judged = [r for r in rows if r["runs"]]
     caught = sum(r["caught"] for r in judged)
     stuck = sum(r["never_started"] for r in judged)
+    killable = [r for r in judged if not r["equivalent"]]
+    killed = sum(r["caught"] or r["never_started"] for r in killable)
     return {
+        "equivalent": len(judged) - len(killable), "killable": len(killable),
+        "killed_of_killable": killed,
+        "catch_rate_of_killable": round(killed / len(killable), 3) if killable else None,
         "nightly": str(log_dir), "mutants": len(judged), "caught": caught,
         "never_started": stuck,
         "catch_rate": round(caught / len(judged), 3) if judged else None,
@@ -128,12 +139,14 @@ def show(result: dict[str, Any]) -> str:
     for row in result["rows"]:
         runs = "; ".join(f"{seed}: {r['verdict']} {r['anomalies'] or ''}".strip()
                          for seed, r in sorted(row["runs"].items()))
-        said = "yes" if row["caught"] else "never started" if row["never_started"] else "NO"
+        said = ("yes" if row["caught"] else "never started" if row["never_started"]
+                else "equivalent" if row["equivalent"] else "NO")
         table.add_row(row["mutant"], row["mutated"], said, runs)
         lines.append(f"| `{row['mutant']}` | `{row['mutated']}` | "
                      f"{said if said != 'NO' else '**no**'} | {runs} |")
     console.print(table)
-    missed = [r for r in result["rows"] if not (r["caught"] or r["never_started"])]
+    missed = [r for r in result["rows"]
+              if not (r["caught"] or r["never_started"] or r["equivalent"])]
     for row in missed:
         reached = {seed: r["reached"] for seed, r in row["runs"].items()}
         console.print(f"missed {row['key']}: classes reached {reached}", highlight=False)
@@ -141,7 +154,9 @@ def show(result: dict[str, Any]) -> str:
     headline = (f"catch rate: {result['caught']} of {result['mutants']} mutants "
                 f"({100 * (result['catch_rate'] or 0):.0f}%) invalid in a run; "
                 f"{result['never_started']} more never started (pods not RUNNING at set-up); "
-                f"control (fixed worker): {result['control']}")
+                f"control (fixed worker): {result['control']}; not judged equivalent: "
+                f"{result['killed_of_killable']} of {result['killable']} caught or never "
+                f"started ({100 * (result['catch_rate_of_killable'] or 0):.0f}%)")
     console.print(headline, highlight=False)
     return "\n".join([headline, "", *lines]) + "\n"
 
@@ -166,7 +181,7 @@ def main() -> int:
         console.print(f"{len(chosen)} mutant(s) x seeds {seeds} under `all` "
                       f"({args.time_limit} s), {args.jobs} at a time: {folder}", highlight=False)
         log_dir = run_nightly(folder, matrix(chosen, seeds, args.time_limit, args.jobs))
-    result = figures(log_dir, catalog)
+    result = figures(log_dir, catalog, load_equivalent())
     (log_dir / "power.json").write_text(json.dumps(result, indent=1) + "\n")
     (log_dir / "power.md").write_text(show(result))
     return 0

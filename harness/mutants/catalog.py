@@ -25,6 +25,7 @@ from harness.mutants.operators import Site, apply, sites
 REPO = Path(__file__).resolve().parents[2]
 WORKLOADS = REPO / "workloads"
 CATALOG = Path(__file__).with_name("catalog.json")
+EQUIVALENT = Path(__file__).with_name("equivalent.json")
 COMPLETE_MARKER = ".complete"
 
 
@@ -56,6 +57,16 @@ def load_catalog(path: Path | None = None) -> dict[str, Mutant]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot read the mutant catalog {path} ({exc}): restore it from "
                          "git or run `python -m harness.mutants generate`") from exc
+
+
+def load_equivalent(path: Path | None = None) -> dict[str, str]:
+    """Keys judged equivalent (nothing kchaos checks can tell them from the worker), each
+    with its argument; kept apart from the generated catalog, so a new catalog keeps them."""
+    try:
+        raw = json.loads((path or EQUIVALENT).read_text())
+        return {str(k): str(v) for k, v in raw["mutants"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"cannot read {path or EQUIVALENT} ({exc}): restore it from git") from exc
 
 
 def save_catalog(mutants: list[Mutant], provenance: dict[str, object],

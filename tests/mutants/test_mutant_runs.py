@@ -66,3 +66,18 @@ def test_a_mutant_whose_site_is_gone_is_refused(a_catalog: Mutant) -> None:
     with pytest.raises(UsageError, match="no longer in the source"):
         site_of(stale)
     assert json.loads(catalog.CATALOG.read_text())["mutants"][0]["key"] == a_catalog.key
+
+
+def test_each_equivalent_mutant_is_catalogued_and_argued() -> None:
+    # A judgment whose key left the catalog would silently shrink the power bench's
+    # denominator; one without its argument could not be reviewed.
+    judged = catalog.load_equivalent()
+    assert judged and set(judged) <= set(catalog.load_catalog())
+    assert all(len(why) > 20 for why in judged.values())
+
+
+def test_an_unreadable_equivalence_file_is_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "equivalent.json"
+    broken.write_text("{")
+    with pytest.raises(UsageError, match="restore it from git"):
+        catalog.load_equivalent(broken)
