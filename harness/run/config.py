@@ -197,10 +197,13 @@ class RunConfig:
         designed wait `unavailable`. And two commit intervals past that: the drain reads
         committed offsets, which move only at a commit, and a pod restarted at the end
         reprocesses what its last commit left (a drawn 30 s interval, under at-least-once,
-        was judged `unavailable` while it caught up)."""
+        was judged `unavailable` while it caught up). Under exactly-once, a transaction
+        timeout too: a restore waits out a transaction a killed pod left open."""
+        txn_s = self.transaction_timeout_ms / 1000 if self.guarantee != "at_least_once" else 0
         return max(self.drain_timeout_s,
                    self.session_timeout_ms / 1000 + DRAIN_PAST_SESSION_S,
-                   2 * self.commit_interval_ms / 1000 + DRAIN_PAST_SESSION_S)
+                   2 * self.commit_interval_ms / 1000 + DRAIN_PAST_SESSION_S,
+                   txn_s + DRAIN_PAST_SESSION_S)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

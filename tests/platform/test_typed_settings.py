@@ -155,3 +155,14 @@ def test_the_drain_outwaits_two_commit_intervals() -> None:
     from harness.run.config import DRAIN_PAST_SESSION_S, RunConfig
 
     assert RunConfig(commit_interval_ms=30_000).drain_budget_s == 60.0 + DRAIN_PAST_SESSION_S
+
+
+def test_the_drain_outwaits_an_open_transaction_under_exactly_once() -> None:
+    """A restore reads to the log's end and so waits out a transaction a killed pod left
+    open (up to its timeout); at-least-once has none."""
+    from harness.run.config import DRAIN_PAST_SESSION_S, RunConfig
+
+    assert (RunConfig(transaction_timeout_ms=60_000).drain_budget_s
+            == 60.0 + DRAIN_PAST_SESSION_S)
+    assert RunConfig(transaction_timeout_ms=60_000,
+                     guarantee="at_least_once").drain_budget_s == 60.0
