@@ -116,7 +116,14 @@ def figures(log_dir: Path, catalog: dict[str, Mutant],
     caught = sum(r["caught"] for r in judged)
     stuck = sum(r["never_started"] for r in judged)
     killable = [r for r in judged if not r["equivalent"]]
-    killed = sum(r["caught"] or r["never_started"] for r in killable)
+    started = {s.seed for s in control if not never_started(s)}
+
+    def stopped_alone(row: dict[str, Any]) -> bool:  # never started where the control did
+        return bool(row["never_started"]) and all(
+            seed in started for seed, run in row["runs"].items()
+            if run["verdict"] == "never started")
+
+    killed = sum(bool(r["caught"]) or stopped_alone(r) for r in killable)
     return {
         "equivalent": len(judged) - len(killable), "killable": len(killable),
         "killed_of_killable": killed,
