@@ -191,19 +191,15 @@ class RunConfig:
 
     @property
     def drain_budget_s(self) -> float:
-        """The drain waits at least a session and a rebalance past it: a pod killed as the
-        load ended holds its tasks until its session ends where nothing can release them
-        (a streams group, KIP-1071: no admin removal), and a shorter drain would call that
-        designed wait `unavailable`. And two commit intervals past that: the drain reads
-        committed offsets, which move only at a commit, and a pod restarted at the end
-        reprocesses what its last commit left (a drawn 30 s interval, under at-least-once,
-        was judged `unavailable` while it caught up). Under exactly-once, a transaction
-        timeout too: a restore waits out a transaction a killed pod left open."""
-        txn_s = self.transaction_timeout_ms / 1000 if self.guarantee != "at_least_once" else 0
-        return max(self.drain_timeout_s,
-                   self.session_timeout_ms / 1000 + DRAIN_PAST_SESSION_S,
-                   2 * self.commit_interval_ms / 1000 + DRAIN_PAST_SESSION_S,
-                   txn_s + DRAIN_PAST_SESSION_S)
+        """The drain timeout, but never shorter than the longest wait the system under test
+        may rightly make at the end, plus DRAIN_PAST_SESSION_S for the rebalance after it:
+        a session (a pod killed as the load ended holds its tasks until it ends where
+        nothing can release them: a streams group, KIP-1071); two commit intervals (the
+        drain reads committed offsets, which move only at a commit); under exactly-once, a
+        transaction timeout (a restore waits out a transaction a killed pod left open)."""
+        txn_ms = self.transaction_timeout_ms if self.guarantee != "at_least_once" else 0
+        longest_wait_ms = max(self.session_timeout_ms, 2 * self.commit_interval_ms, txn_ms)
+        return max(self.drain_timeout_s, longest_wait_ms / 1000 + DRAIN_PAST_SESSION_S)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
