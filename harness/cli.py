@@ -96,6 +96,12 @@ def _bisect(args: argparse.Namespace) -> int:
                   args.anomaly)
 
 
+def _probe(args: argparse.Namespace) -> int:
+    from harness.probes.command import probe_releases
+
+    return probe_releases(args.results_dir, args.probe, args.kafka_versions)
+
+
 def _check(args: argparse.Namespace) -> int:
     from harness.run.command import check
 
@@ -247,6 +253,16 @@ def build_parser() -> Parser:
     bisect.add_argument("--into", type=Path, default=None,
                         help="results folder for the bisect folder (default: beside RUN_DIR)")
     bisect.set_defaults(handler=_bisect)
+
+    probe = commands.add_parser(
+        "probe", help="a deterministic probe of one Kafka behaviour on each broker release "
+                      "(docs/findings/)")
+    probe.add_argument("probe", metavar="NAME",
+                       help="leaderless-markers: transaction markers dropped for a partition "
+                            "without a leader")
+    probe.add_argument("--kafka-versions", default="4.2.2,4.3.0,4.3.1,4.4.0",
+                       help="broker releases A,B,... (default 4.2.2,4.3.0,4.3.1,4.4.0)")
+    probe.set_defaults(handler=_probe)
 
     check = commands.add_parser("check", help="judge a run's stored history again")
     check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
