@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from common.files import write_atomically
+from harness.bisect.faithful import plan_steps, shortfalls
 from harness.bisect.releases import fetch_metadata, in_range, releases
-from harness.bisect.search import Bisection, ReplayFailed, RunResult, Trial
+from harness.bisect.search import Bisection, ReplayFailed, RunResult, Trial, Undecided
 from harness.console import err, out
 from harness.errors import HarnessError, UsageError
 from harness.report.pages import environment, href
@@ -47,10 +48,10 @@ def _inputs(run_dir: Path, times: int, min_hits: int,
 
 def _write(folder: Path, log: dict[str, Any], trials: list[Trial]) -> Path:
     write_atomically(folder / "bisect.json", json.dumps(log, indent=2) + "\n")
-    rows = [{"version": t.version, "reproduced": t.reproduced,
-             "rate": rate_text(t.hits, len(t.runs)),
+    rows = [{"version": t.version, "reproduced": t.reproduced, "rate": _rate(t),
              "links": [(Path(r.run_dir).name, href(os.path.relpath(
-                 Path(r.run_dir) / "report.html", folder)), r.anomalies) for r in t.runs]}
+                 Path(r.run_dir) / "report.html", folder)), r.anomalies, r.shortfalls)
+                       for r in t.runs]}
             for t in trials]
     page = environment().get_template("bisect.html.j2").render(
         log=log, trials=rows, wall_min=f"{log['wall_s'] / 60:.1f}",
@@ -58,6 +59,12 @@ def _write(folder: Path, log: dict[str, Any], trials: list[Trial]) -> Path:
     path = folder / "report.html"
     write_atomically(path, page)
     return path
+
+
+def _rate(trial: Trial) -> str:
+    """Hits of the counted replays, and those that fell short of the plan."""
+    rate = rate_text(trial.hits, trial.counted)
+    return f"{rate}, {trial.unreached} fell short" if trial.unreached else rate
 
 
 def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
@@ -82,6 +89,8 @@ def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
     err.print(f"aiming at {', '.join(classes)} over {len(chosen)} releases "
               f"({chosen[0]} … {chosen[-1]}); a release reproduces at {min_hits} of {times}")
 
+    original_steps = plan_steps(run_dir)
+
     def replay(release: str) -> RunResult:
         err.rule(f"Kafka Streams {release}")
         started = time.monotonic()
@@ -90,12 +99,12 @@ def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
         except (HarnessError, UsageError) as exc:
             return RunResult("", (), 255, time.monotonic() - started, error=str(exc))
         return RunResult(str(outcome.run_dir), anomaly_classes(outcome.run_dir),
-                         outcome.exit_code, time.monotonic() - started)
+                         outcome.exit_code, time.monotonic() - started,
+                         shortfalls=shortfalls(original_steps, plan_steps(outcome.run_dir)))
 
     def said(trial: Trial) -> None:
         word = "[red]reproduces[/]" if trial.reproduced else "[green]does not[/]"
-        rate = rate_text(trial.hits, len(trial.runs))
-        err.print(f"Kafka Streams {trial.version}: {word} ({rate})")
+        err.print(f"Kafka Streams {trial.version}: {word} ({_rate(trial)})")
 
     search = Bisection(chosen, replay, classes, times, min_hits,
                        known={version: original_result(run_dir)}, on_trial=said)
@@ -104,16 +113,23 @@ def bisect(run_dir: Path, versions: str | None, times: int, min_hits: int,
         "original_run": str(run_dir), "original_version": version, "versions": chosen,
         "target_classes": list(classes), "times": times, "min_hits": min_hits,
         "answer": None, "error": None}
+    undecided = False
     try:
         answer = search.run()
         log["answer"] = answer.to_json()
     except ReplayFailed as exc:
         log["error"] = f"a replay could not run, so the search stopped: {exc}"
+    except Undecided as exc:
+        undecided = True
+        log["error"] = f"a release could not be judged, so the search stopped: {exc}"
     finally:  # Ctrl-C or a failed replay keeps what was established
         trials = sorted(search.trials.values(), key=lambda t: chosen.index(t.version))
         log.update(trials=[t.to_json() for t in trials], wall_s=time.monotonic() - started,
                    replays=sum(len(t.runs) for t in trials))
         page = _write(folder, log, trials)
+    if undecided:  # unknown, Jepsen's 2: the replays ran, the plan did not
+        err.print(f"[yellow]{log['error']}[/] (evidence: {page})", soft_wrap=True)
+        return 2
     if log["error"]:
         raise HarnessError(f"{log['error']} (evidence so far: {page})")
     out.print(answer.sentence(), highlight=False)

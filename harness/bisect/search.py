@@ -7,6 +7,11 @@ Kafka and pods, tests give a fake). It assumes one boundary in the range, the hi
 of a fix (or of a regression): the two ends are judged first, then the middle of the
 interval whose ends differ, until they are neighbours. Every replay is kept as evidence,
 so a range where the outcome flips more than once shows in the trials.
+
+A replay that shows no target anomaly but fell short of the original plan (a step that
+fired on its timeout or was skipped, harness/bisect/faithful.py) is kept and not counted:
+the release gets up to K more replays for it, and a release still undecided after 2K is
+an `Undecided` search, not a release that "does not".
 """
 
 from __future__ import annotations
@@ -33,10 +38,16 @@ class Trial:
     runs: list[RunResult] = field(default_factory=list)
     hits: int = 0
     reproduced: bool = False
+    unreached: int = 0  # replays that missed and fell short of the plan: not counted
+
+    @property
+    def counted(self) -> int:
+        return len(self.runs) - self.unreached
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "hits": self.hits, "replays": len(self.runs),
-                "reproduced": self.reproduced, "runs": [r.__dict__ for r in self.runs]}
+                "unreached": self.unreached, "reproduced": self.reproduced,
+                "runs": [r.__dict__ for r in self.runs]}
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,10 @@ class ReplayFailed(Exception):
     no outcome, so the search cannot go on honestly."""
 
 
+class Undecided(Exception):
+    """A release whose replays kept falling short of the plan: its outcome is unknown."""
+
+
 @dataclass
 class Bisection:
     versions: Sequence[str]  # ordered, oldest first
@@ -83,18 +98,25 @@ class Bisection:
         if version in self.trials:
             return self.trials[version].reproduced
         trial = Trial(version)
-        for replay in range(self.times):
+        while len(trial.runs) < 2 * self.times:
             missing = self.min_hits - trial.hits
-            if missing <= 0 or missing > self.times - replay:
+            if missing <= 0 or missing > self.times - trial.counted:
                 break
-            result = self.known.get(version) if replay == 0 else None
+            result = self.known.get(version) if not trial.runs else None
             result = result or self.replay(version)
             if result.error is not None:
                 raise ReplayFailed(f"{version}: {result.error}")
             trial.runs.append(result)
-            trial.hits += is_hit(result, self.classes)
+            hit = is_hit(result, self.classes)
+            trial.hits += hit
+            trial.unreached += not hit and bool(result.shortfalls)
         trial.reproduced = trial.hits >= self.min_hits
         self.trials[version] = trial
+        if not trial.reproduced and self.min_hits - trial.hits <= self.times - trial.counted:
+            last = [r.shortfalls for r in trial.runs if r.shortfalls][-1]
+            raise Undecided(f"{version}: {trial.unreached} of {len(trial.runs)} replays fell "
+                            f"short of the plan (the last: {'; '.join(last)}), so whether it "
+                            "reproduces is unknown")
         self.on_trial(trial)
         return trial.reproduced
 

@@ -28,6 +28,9 @@ class RunResult:
     exit_code: int
     seconds: float
     error: str | None = None  # the run itself failed (harness error): no hit
+    # How a replay's plan fell short of the run it replays (harness/bisect/faithful.py):
+    # a miss that never reached the moments says nothing of the release.
+    shortfalls: tuple[str, ...] = ()
 
 
 @dataclass
