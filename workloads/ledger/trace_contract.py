@@ -227,6 +227,12 @@ DEDUP_REEMIT: Final = _event(
     "at-least-once: a redelivery of a record already processed, found in the balance's "
     "kept outputs or at the position its dedup entry remembers; its output is sent "
     "again, identical", _DEDUP)
+DEDUP_LOST: Final = _event(
+    "dedup-lost", KSTREAMS_APPS,
+    "at-least-once: a redelivery of a record already in its account's balance (the "
+    "balance's offset is at or past it) whose dedup record a crash lost: not applied "
+    "again; its output is rebuilt only when the balance is at this very record",
+    {**_DEDUP, "balance_offset": "input offset of the last event in the balance"})
 
 # -- commits ----------------------------------------------------------------------------
 

@@ -77,8 +77,14 @@ final class LedgerTransformer implements Transformer<String, String, KeyValue<St
         int partition = context.partition();
         long offset = context.offset();
         String seen = dedup.get(eventId);
+        // at_least_once: as the current tree's LedgerProcessor (its class comment says why)
+        long[] held = decodeBalance(balances.get(account));  // {balance, offset or -1}
+        boolean inBalance = reemitAtSamePosition && held[1] >= offset;
         if (seen != null) {
             if (reemitAtSamePosition && remembersPosition(seen, partition, offset)) {
+                if (!inBalance) {  // its balance record was lost in a crash, its dedup kept
+                    balances.put(account, encodeBalance(held[0] + amount, offset));
+                }
                 trace.emit("dedup-reemit", "task", task, "event_id", eventId,
                            "partition", partition, "offset", offset);
                 context.forward(account, seen);
@@ -88,8 +94,32 @@ final class LedgerTransformer implements Transformer<String, String, KeyValue<St
                        "partition", partition, "offset", offset);
             return null;
         }
-        String held = balances.get(account);
-        long balance = (held == null ? 0 : Long.parseLong(held)) + amount;
+        if (inBalance) {  // applied before a crash that lost its dedup record
+            trace.emit("dedup-lost", "task", task, "event_id", eventId,
+                       "partition", partition, "offset", offset, "balance_offset", held[1]);
+            if (held[1] == offset) {  // the balance is this event's: rebuild its output
+                String rebuilt = output(eventId, account, amount, held[0], partition, offset);
+                dedup.put(eventId, rebuilt);
+                context.forward(account, rebuilt);
+            }
+            return null;
+        }
+        long balance = held[0] + amount;
+        String encoded = output(eventId, account, amount, balance, partition, offset);
+        dedup.put(eventId, encoded);
+        balances.put(account, reemitAtSamePosition ? encodeBalance(balance, offset)
+                                                   : Long.toString(balance));
+        context.forward(account, encoded);
+        if (!wroteSinceInit) {  // after the writes: the line is never before what it shows
+            wroteSinceInit = true;
+            trace.emit("task-first-record", "task", task, "partition", partition,
+                       "offset", offset);
+        }
+        return null; // forwarded above, as the current tree's processor does
+    }
+
+    private String output(String eventId, String account, long amount, long balance,
+                          int partition, long offset) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("event_id", eventId);
         out.put("account", account);
@@ -98,21 +128,32 @@ final class LedgerTransformer implements Transformer<String, String, KeyValue<St
         out.put("partition", partition);
         out.put("offset", offset);
         out.put("global_version", globalVersion(account));
-        String encoded;
         try {
-            encoded = JSON.writeValueAsString(out);
+            return JSON.writeValueAsString(out);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-        dedup.put(eventId, encoded);
-        balances.put(account, Long.toString(balance));
-        context.forward(account, encoded);
-        if (!wroteSinceInit) {  // after the writes: the line is never before what it shows
-            wroteSinceInit = true;
-            trace.emit("task-first-record", "task", task, "partition", partition,
-                       "offset", offset);
+    }
+
+    /** A balances value: "balance" (exactly-once) or {"balance", "offset"} (at_least_once,
+     * the input offset of the last event applied); offset -1 when it has none. */
+    static long[] decodeBalance(String value) {
+        if (value == null) {
+            return new long[] {0, -1};
         }
-        return null; // forwarded above, as the current tree's processor does
+        if (!value.startsWith("{")) {
+            return new long[] {Long.parseLong(value), -1};
+        }
+        try {
+            JsonNode node = JSON.readTree(value);
+            return new long[] {node.get("balance").asLong(), node.get("offset").asLong()};
+        } catch (Exception e) {
+            throw new IllegalStateException("undecodable balance " + value, e);
+        }
+    }
+
+    static String encodeBalance(long balance, long offset) {
+        return "{\"balance\":" + balance + ",\"offset\":" + offset + "}";
     }
 
     /** Whether a dedup entry is the output of the record at (partition, offset) (an entry

@@ -16,9 +16,16 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * store holds, else add its amount to the account's balance, join the account's version
  * from the global table, and emit the output. Stores hold UTF-8 strings like the Python
  * worker's changelogs: balances account -> "balance", dedup event_id -> the output's JSON.
- * Under at_least_once a redelivery at the position the dedup entry remembers re-emits
- * that output instead of skipping (the entry's changelog record may have outlived the
- * output in a crash: without a transaction they are not atomic).
+ *
+ * <p>Under at_least_once the dedup record, the balance record and the output go to three
+ * partitions without a transaction, and a SIGKILL keeps any subset of what was sent since
+ * the last commit; the restart meets the same input records again. So the balance
+ * carries the input offset of the last event applied to it ({"balance", "offset"}: an
+ * account's events are all in one input partition, in order), and a redelivery at the
+ * position its dedup entry remembers re-emits that output, applying the amount first if
+ * the balance does not have it yet (the balance record was lost, the dedup record kept).
+ * An event already in the balance whose dedup record was lost is not applied again; its
+ * output is rebuilt when the balance is at that very event, else not re-sent.
  */
 final class LedgerProcessor implements Processor<String, String, String, String> {
     static final String BALANCES = "balances";
@@ -73,8 +80,13 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         long amount = event.get("amount").asLong();
         RecordMetadata where = context.recordMetadata().orElseThrow();
         String seen = dedup.get(eventId);
+        long[] held = decodeBalance(balances.get(account));  // {balance, offset or -1}
+        boolean inBalance = reemitAtSamePosition && held[1] >= where.offset();
         if (seen != null) {
             if (reemitAtSamePosition && remembersPosition(seen, where)) {
+                if (!inBalance) {  // its balance record was lost in a crash, its dedup kept
+                    balances.put(account, encodeBalance(held[0] + amount, where.offset()));
+                }
                 trace.emit("dedup-reemit", "task", task, "event_id", eventId,
                            "partition", where.partition(), "offset", where.offset());
                 context.forward(record.withKey(account).withValue(seen));
@@ -84,8 +96,32 @@ final class LedgerProcessor implements Processor<String, String, String, String>
                        "partition", where.partition(), "offset", where.offset());
             return;
         }
-        String held = balances.get(account);
-        long balance = (held == null ? 0 : Long.parseLong(held)) + amount;
+        if (inBalance) {  // at_least_once: applied before a crash that lost its dedup record
+            trace.emit("dedup-lost", "task", task, "event_id", eventId,
+                       "partition", where.partition(), "offset", where.offset(),
+                       "balance_offset", held[1]);
+            if (held[1] == where.offset()) {  // the balance is this event's: rebuild its output
+                String encoded = output(eventId, account, amount, held[0], where);
+                dedup.put(eventId, encoded);
+                context.forward(record.withKey(account).withValue(encoded));
+            }
+            return;
+        }
+        long balance = held[0] + amount;
+        String encoded = output(eventId, account, amount, balance, where);
+        dedup.put(eventId, encoded);
+        balances.put(account, reemitAtSamePosition ? encodeBalance(balance, where.offset())
+                                                   : Long.toString(balance));
+        context.forward(record.withKey(account).withValue(encoded));
+        if (!wroteSinceInit) {  // after the writes: the line is never before what it shows
+            wroteSinceInit = true;
+            trace.emit("task-first-record", "task", task, "partition", where.partition(),
+                       "offset", where.offset());
+        }
+    }
+
+    private String output(String eventId, String account, long amount, long balance,
+                          RecordMetadata where) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("event_id", eventId);
         out.put("account", account);
@@ -94,20 +130,32 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         out.put("partition", where.partition());
         out.put("offset", where.offset());
         out.put("global_version", globalVersion(account));
-        String encoded;
         try {
-            encoded = JSON.writeValueAsString(out);
+            return JSON.writeValueAsString(out);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-        dedup.put(eventId, encoded);
-        balances.put(account, Long.toString(balance));
-        context.forward(record.withKey(account).withValue(encoded));
-        if (!wroteSinceInit) {  // after the writes: the line is never before what it shows
-            wroteSinceInit = true;
-            trace.emit("task-first-record", "task", task, "partition", where.partition(),
-                       "offset", where.offset());
+    }
+
+    /** A balances value: "balance" (exactly-once) or {"balance", "offset"} (at_least_once,
+     * the input offset of the last event applied); offset -1 when it has none. */
+    static long[] decodeBalance(String value) {
+        if (value == null) {
+            return new long[] {0, -1};
         }
+        if (!value.startsWith("{")) {
+            return new long[] {Long.parseLong(value), -1};
+        }
+        try {
+            JsonNode node = JSON.readTree(value);
+            return new long[] {node.get("balance").asLong(), node.get("offset").asLong()};
+        } catch (Exception e) {
+            throw new IllegalStateException("undecodable balance " + value, e);
+        }
+    }
+
+    static String encodeBalance(long balance, long offset) {
+        return "{\"balance\":" + balance + ",\"offset\":" + offset + "}";
     }
 
     /** Whether a dedup entry is the output of the record at `where` (an entry in another
