@@ -162,7 +162,7 @@ def check_history(
         if meta.raw.get("workload") == "app":  # no ledger events: the app's input records
             events = frames.app_input.count()
         else:
-            events = frames.tally(event_tallies(meta))
+            events = frames.tally(event_tallies(meta, frames))
         figures["load_s"] = round(time.perf_counter() - t, 3)
         figures["events"] = events
         results, seconds = run_checks(spark, frames, meta, checks)

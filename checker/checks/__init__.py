@@ -57,7 +57,7 @@ def principal_check(meta: Meta) -> str | None:
     return "oracle" if meta.raw.get("workload") == "app" else None
 
 
-def event_tallies(meta: Meta) -> dict[str, Column]:
+def event_tallies(meta: Meta, frames: Frames) -> dict[str, Column]:
     """The per-event predicates whose counts the checks read (Frames.count_events), all
     counted in the one job that computes the events view (Frames.tally; built here: a
     Column needs a session)."""
@@ -66,5 +66,6 @@ def event_tallies(meta: Meta) -> dict[str, Column]:
         events.DUPLICATED: events.duplicated(),
         balances.BELOW: balances.below(),
         balances.OTHERWISE_WRONG: balances.otherwise_wrong(),
-        global_table.STALE: global_table.stale(global_table.bound_ms(meta)),
+        global_table.STALE: global_table.stale(global_table.bound_ms(meta),
+                                               global_table.nemesis_windows(frames)),
     }
