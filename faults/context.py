@@ -5,7 +5,7 @@ and the application's group, each a small protocol, gathered in a `FaultContext`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from faults.platform import Platform
@@ -53,6 +53,25 @@ class Links(Protocol):
     def restore(self, target: str) -> None: ...
 
 
+class InForce:
+    """The link faults in force (partition, netem), by kind and target, in the order they
+    were applied. A link's state is derived from them, so steps that overlap on one target
+    compose: a heal undoes only what no other step in force still asks for (pod-0 cut
+    twice stays cut until both cuts heal). Only the nemesis's thread uses it."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, str], dict[int, Step]] = {}
+
+    def steps(self, fault: str, target: str) -> list[Step]:
+        return list(self._held.get((fault, target), {}).values())
+
+    def hold(self, step: Step) -> None:
+        self._held.setdefault((step.fault, step.target), {})[step.id] = step
+
+    def release(self, step: Step) -> None:
+        self._held.get((step.fault, step.target), {}).pop(step.id, None)
+
+
 class GlobalTopic(Protocol):
     """The accounts (global) topic, as the nemesis may disturb it."""
 
@@ -88,6 +107,7 @@ class FaultContext:
     links: Links | None = None
     storage: Storage | None = None
     group: Group | None = None
+    in_force: InForce = field(default_factory=InForce)  # the run's link faults in force
 
     def need(self, capability: T | None, fault: str, what: str) -> T:
         """`capability`, or RuntimeError naming the fault and `what` it needs."""

@@ -9,6 +9,7 @@ from the worker is the control file's checkpoint delay.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 
 from common.files import write_atomically
 from faults.clock import apply_clock, heal_clock
-from faults.context import Brokers, FaultContext, Step, Storage
+from faults.context import Brokers, FaultContext, Links, Step, Storage
 from faults.params import (
     ClockParams,
     DelayCheckpointParams,
@@ -189,13 +190,29 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
+def _ids(steps: list[Step]) -> list[int]:
+    return [s.id for s in steps]
+
+
 def _partition(ctx: FaultContext, step: Step) -> Details:
-    ctx.need(ctx.network, step.fault, "a platform with a run network").disconnect(step.target)
-    return {}
+    """The link is down while any cut of it is in force (ctx.in_force): overlapping cuts of
+    one target compose, and only the last one's heal sets it up. Each cut asks for the
+    link down, so one that is down already stays so (a docker pod restarted meanwhile is
+    cut again)."""
+    network = ctx.need(ctx.network, step.fault, "a platform with a run network")
+    cut_by = _ids(ctx.in_force.steps(step.fault, step.target))
+    network.disconnect(step.target)
+    ctx.in_force.hold(step)
+    return {"already_cut_by": cut_by} if cut_by else {}
 
 
 def _heal_partition(ctx: FaultContext, step: Step) -> Details:
-    ctx.need(ctx.network, step.fault, "a platform with a run network").reconnect(step.target)
+    network = ctx.need(ctx.network, step.fault, "a platform with a run network")
+    ctx.in_force.release(step)
+    still = _ids(ctx.in_force.steps(step.fault, step.target))
+    if still:
+        return {"still_cut_by": still}
+    network.reconnect(step.target)
     return {}
 
 
@@ -234,15 +251,42 @@ def _io_heal(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
+def _worst(steps: list[Step]) -> NetemParams:
+    """The netem of a link several steps slow at once: the worst of each parameter, so
+    each step's degradation holds at least."""
+    args = [_args(NetemParams, s) for s in steps]
+    return NetemParams(max(a.delay_ms for a in args), max(a.jitter_ms for a in args),
+                       max(a.loss_pct for a in args))
+
+
+def _set_netem(links: Links, target: str, before: list[Step], after: list[Step]) -> Details:
+    """The link as the steps in force (`after`) ask, changed only if that differs from
+    what `before` asked (a restarted packet delayer would let packets pass undelayed)."""
+    link = _worst(after)
+    if before and link == _worst(before):
+        details: Details = {**dataclasses.asdict(link), "unchanged": True}
+    else:
+        details = links.degrade(target, link.delay_ms, link.jitter_ms, link.loss_pct)
+    return details if len(after) == 1 else {**details, "in_force": _ids(after)}
+
+
 def _netem(ctx: FaultContext, step: Step) -> Details:
     links = ctx.need(ctx.links, step.fault, "a platform with a run network (--platform local)")
-    args = _args(NetemParams, step)
-    return links.degrade(step.target, args.delay_ms, args.jitter_ms, args.loss_pct)
+    before = ctx.in_force.steps(step.fault, step.target)
+    details = _set_netem(links, step.target, before, [*before, step])
+    ctx.in_force.hold(step)
+    return details
 
 
 def _heal_netem(ctx: FaultContext, step: Step) -> Details:
-    ctx.need(ctx.links, step.fault, "a platform with a run network").restore(step.target)
-    return {}
+    links = ctx.need(ctx.links, step.fault, "a platform with a run network")
+    before = ctx.in_force.steps(step.fault, step.target)
+    ctx.in_force.release(step)
+    after = ctx.in_force.steps(step.fault, step.target)
+    if not after:
+        links.restore(step.target)
+        return {}
+    return _set_netem(links, step.target, before, after)
 
 
 def _nothing(ctx: FaultContext, step: Step) -> Details:

@@ -39,6 +39,9 @@ class DockerNetwork:
         container = self._container(target)
         if container is None:  # a pod not running: nothing to cut off
             return
+        container.reload()
+        if self.name not in container.attrs["NetworkSettings"]["Networks"]:
+            return  # cut off already (an overlapping cut): the engine refuses a second
         self.client.networks.get(self.name).disconnect(container, force=True)
 
     def reconnect(self, target: str) -> None:

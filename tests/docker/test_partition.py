@@ -17,6 +17,7 @@ from faults.model import Step, Trigger
 from faults.plan import plan
 from harness.errors import UsageError
 from harness.platforms import require_platform
+from harness.platforms.docker_network import DockerNetwork
 
 
 class RecordingNetwork:
@@ -50,6 +51,56 @@ def test_partition_without_a_network_fails_its_step() -> None:
     ctx = FaultContext(platform=None, application_id="app")  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="a platform with a run network"):
         FAULT_KINDS["partition"].apply(ctx, step("pod-0"))
+
+
+class EngineNetwork:
+    """The engine's run network as DockerNetwork uses it, strict as the engine: it refuses
+    to disconnect a container that is not connected ("... is not connected to the
+    network")."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.disconnects = 0
+
+    def get(self, name: str) -> EngineNetwork:
+        assert name == self.name
+        return self
+
+    def disconnect(self, container: Container, force: bool = False) -> None:
+        if self.name not in container.networks:
+            raise RuntimeError(f"container is not connected to the network {self.name}")
+        del container.networks[self.name]
+        self.disconnects += 1
+
+    def connect(self, container: Container) -> None:
+        container.networks[self.name] = {}
+
+
+class Container:
+    def __init__(self, network: str) -> None:
+        self.networks: dict[str, object] = {network: {}}
+        self.attrs = {"NetworkSettings": {"Networks": self.networks}}
+
+    def reload(self) -> None:
+        pass
+
+
+def test_docker_cut_of_a_pod_cut_off_already_leaves_it_cut() -> None:
+    """Overlapping cuts each ask for the pod cut off (faults.kinds `_partition`): the
+    second finds it disconnected and is not an error."""
+    engine, container = EngineNetwork("run-net"), Container("run-net")
+
+    class Pods:
+        def pod_container(self, name: str) -> Container:
+            return container
+
+    network = DockerNetwork(type("Client", (), {"networks": engine})(),  # type: ignore[arg-type]
+                            "run-net", Pods())
+    network.disconnect("pod-0")
+    network.disconnect("pod-0")
+    assert engine.disconnects == 1 and "run-net" not in container.networks
+    network.reconnect("pod-0")
+    assert "run-net" in container.networks
 
 
 @pytest.mark.parametrize("seed", range(20))
