@@ -54,10 +54,11 @@ class Links(Protocol):
 
 
 class InForce:
-    """The link faults in force (partition, netem), by kind and target, in the order they
-    were applied. A link's state is derived from them, so steps that overlap on one target
-    compose: a heal undoes only what no other step in force still asks for (pod-0 cut
-    twice stays cut until both cuts heal). Only the nemesis's thread uses it."""
+    """The faults in force whose steps compose (partition, netem, pause), by kind and
+    target, in the order they were applied. A target's state is derived from them, so
+    steps that overlap on one target compose: a heal undoes only what no other step in
+    force still asks for (pod-0 cut twice stays cut until both cuts heal). Only the
+    nemesis's thread uses it."""
 
     def __init__(self) -> None:
         self._held: dict[tuple[str, str], dict[int, Step]] = {}
@@ -107,7 +108,7 @@ class FaultContext:
     links: Links | None = None
     storage: Storage | None = None
     group: Group | None = None
-    in_force: InForce = field(default_factory=InForce)  # the run's link faults in force
+    in_force: InForce = field(default_factory=InForce)  # the run's composing faults in force
 
     def need(self, capability: T | None, fault: str, what: str) -> T:
         """`capability`, or RuntimeError naming the fault and `what` it needs."""
