@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from fake_clock import FakeClock
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -24,17 +25,6 @@ from faults.nemesis import Nemesis, StepOutcome
 EPS = 0.002
 # Fault kinds the recording platform can take; kill-broker fails (no brokers): a failed step.
 KINDS = ["kill", "stop", "pause", "move", "delay-checkpoint", "kill-broker"]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def wall_ns(self) -> int:
-        return 1_700_000_000_000_000_000 + int(self.now * 1e9)
 
 
 class Conditions:
@@ -72,7 +62,7 @@ class NemesisSchedule(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="kchaos-nemesis-"))
-        self.clock = Clock()
+        self.clock = FakeClock()
         self.conditions = Conditions()
         self.ops: list[tuple[str, str, str, dict[str, Any]]] = []
         self.finished = False

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fake_clock import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -150,23 +151,12 @@ def test_netem_that_changes_nothing_does_not_touch_the_link() -> None:
 # -- through the nemesis: the link is down exactly while some cut of it is in force ---------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def wall_ns(self) -> int:
-        return 1_700_000_000_000_000_000 + int(self.now * 1e9)
-
-
 class NoConditions:
     def holds(self, condition: str, target: str, since_ns: int, count: int) -> bool:
         return False
 
 
-def nemesis(steps: list[Step], links: FakeLinks, clock: Clock, ordered: bool,
+def nemesis(steps: list[Step], links: FakeLinks, clock: FakeClock, ordered: bool,
             ops: list[tuple[Any, ...]] | None = None) -> Nemesis:
     record = (lambda *op: ops.append(op)) if ops is not None else (lambda *op: None)
     n = Nemesis(Plan(1, "partition", tuple(steps), ordered=ordered), context(links),
@@ -198,7 +188,7 @@ def test_run_190424_pod_0_is_cut_for_as_long_as_the_history_says() -> None:
             (3, "pod-1", 24.5, 8.9), (4, "pod-0", 31.0, 8.2), (5, "pod-0", 39.6, 8.5),
             (6, "pod-1", 46.5, 4.6)]
     steps = [Step(i, "partition", t, Trigger(at), heal_after_s=h) for i, t, at, h in plan]
-    links, clock, ops = FakeLinks(), Clock(), []
+    links, clock, ops = FakeLinks(), FakeClock(), []
     n = nemesis(steps, links, clock, ordered=True, ops=ops)
     down_at: dict[float, set[str]] = {}
     while clock.now < 60:
@@ -238,7 +228,7 @@ def link_steps(draw: st.DrawFn) -> list[Step]:
 def test_every_link_is_what_the_steps_in_force_ask_for(
     steps: list[Step], ordered: bool, advances: list[float]
 ) -> None:
-    links, clock = FakeLinks(), Clock()
+    links, clock = FakeLinks(), FakeClock()
     n = nemesis(steps, links, clock, ordered)
     targets = ["pod-0", "pod-1", "broker-1"]
     for seconds in [0.0, *advances]:

@@ -78,12 +78,12 @@ final class LedgerTransformer implements Transformer<String, String, KeyValue<St
         long offset = context.offset();
         String seen = dedup.get(eventId);
         // at_least_once: as the current tree's LedgerProcessor (its class comment says why)
-        long[] held = decodeBalance(balances.get(account));  // {balance, offset or -1}
-        boolean inBalance = reemitAtSamePosition && held[1] >= offset;
+        BalanceValue held = BalanceValue.decode(balances.get(account));
+        boolean inBalance = reemitAtSamePosition && held.offset >= offset;
         if (seen != null) {
             if (reemitAtSamePosition && remembersPosition(seen, partition, offset)) {
                 if (!inBalance) {  // its balance record was lost in a crash, its dedup kept
-                    balances.put(account, encodeBalance(held[0] + amount, offset));
+                    balances.put(account, BalanceValue.encode(held.balance + amount, offset));
                 }
                 trace.emit("dedup-reemit", "task", task, "event_id", eventId,
                            "partition", partition, "offset", offset);
@@ -96,18 +96,18 @@ final class LedgerTransformer implements Transformer<String, String, KeyValue<St
         }
         if (inBalance) {  // applied before a crash that lost its dedup record
             trace.emit("dedup-lost", "task", task, "event_id", eventId,
-                       "partition", partition, "offset", offset, "balance_offset", held[1]);
-            if (held[1] == offset) {  // the balance is this event's: rebuild its output
-                String rebuilt = output(eventId, account, amount, held[0], partition, offset);
+                       "partition", partition, "offset", offset, "balance_offset", held.offset);
+            if (held.offset == offset) {  // the balance is this event's: rebuild its output
+                String rebuilt = output(eventId, account, amount, held.balance, partition, offset);
                 dedup.put(eventId, rebuilt);
                 context.forward(account, rebuilt);
             }
             return null;
         }
-        long balance = held[0] + amount;
+        long balance = held.balance + amount;
         String encoded = output(eventId, account, amount, balance, partition, offset);
         dedup.put(eventId, encoded);
-        balances.put(account, reemitAtSamePosition ? encodeBalance(balance, offset)
+        balances.put(account, reemitAtSamePosition ? BalanceValue.encode(balance, offset)
                                                    : Long.toString(balance));
         context.forward(account, encoded);
         if (!wroteSinceInit) {  // after the writes: the line is never before what it shows
@@ -133,27 +133,6 @@ final class LedgerTransformer implements Transformer<String, String, KeyValue<St
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    /** A balances value: "balance" (exactly-once) or {"balance", "offset"} (at_least_once,
-     * the input offset of the last event applied); offset -1 when it has none. */
-    static long[] decodeBalance(String value) {
-        if (value == null) {
-            return new long[] {0, -1};
-        }
-        if (!value.startsWith("{")) {
-            return new long[] {Long.parseLong(value), -1};
-        }
-        try {
-            JsonNode node = JSON.readTree(value);
-            return new long[] {node.get("balance").asLong(), node.get("offset").asLong()};
-        } catch (Exception e) {
-            throw new IllegalStateException("undecodable balance " + value, e);
-        }
-    }
-
-    static String encodeBalance(long balance, long offset) {
-        return "{\"balance\":" + balance + ",\"offset\":" + offset + "}";
     }
 
     /** Whether a dedup entry is the output of the record at (partition, offset) (an entry

@@ -80,12 +80,13 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         long amount = event.get("amount").asLong();
         RecordMetadata where = context.recordMetadata().orElseThrow();
         String seen = dedup.get(eventId);
-        long[] held = decodeBalance(balances.get(account));  // {balance, offset or -1}
-        boolean inBalance = reemitAtSamePosition && held[1] >= where.offset();
+        BalanceValue held = BalanceValue.decode(balances.get(account));
+        boolean inBalance = reemitAtSamePosition && held.offset >= where.offset();
         if (seen != null) {
             if (reemitAtSamePosition && remembersPosition(seen, where)) {
                 if (!inBalance) {  // its balance record was lost in a crash, its dedup kept
-                    balances.put(account, encodeBalance(held[0] + amount, where.offset()));
+                    balances.put(account,
+                                 BalanceValue.encode(held.balance + amount, where.offset()));
                 }
                 trace.emit("dedup-reemit", "task", task, "event_id", eventId,
                            "partition", where.partition(), "offset", where.offset());
@@ -99,18 +100,18 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         if (inBalance) {  // at_least_once: applied before a crash that lost its dedup record
             trace.emit("dedup-lost", "task", task, "event_id", eventId,
                        "partition", where.partition(), "offset", where.offset(),
-                       "balance_offset", held[1]);
-            if (held[1] == where.offset()) {  // the balance is this event's: rebuild its output
-                String encoded = output(eventId, account, amount, held[0], where);
+                       "balance_offset", held.offset);
+            if (held.offset == where.offset()) {  // the balance is this event's: rebuild its output
+                String encoded = output(eventId, account, amount, held.balance, where);
                 dedup.put(eventId, encoded);
                 context.forward(record.withKey(account).withValue(encoded));
             }
             return;
         }
-        long balance = held[0] + amount;
+        long balance = held.balance + amount;
         String encoded = output(eventId, account, amount, balance, where);
         dedup.put(eventId, encoded);
-        balances.put(account, reemitAtSamePosition ? encodeBalance(balance, where.offset())
+        balances.put(account, reemitAtSamePosition ? BalanceValue.encode(balance, where.offset())
                                                    : Long.toString(balance));
         context.forward(record.withKey(account).withValue(encoded));
         if (!wroteSinceInit) {  // after the writes: the line is never before what it shows
@@ -135,27 +136,6 @@ final class LedgerProcessor implements Processor<String, String, String, String>
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    /** A balances value: "balance" (exactly-once) or {"balance", "offset"} (at_least_once,
-     * the input offset of the last event applied); offset -1 when it has none. */
-    static long[] decodeBalance(String value) {
-        if (value == null) {
-            return new long[] {0, -1};
-        }
-        if (!value.startsWith("{")) {
-            return new long[] {Long.parseLong(value), -1};
-        }
-        try {
-            JsonNode node = JSON.readTree(value);
-            return new long[] {node.get("balance").asLong(), node.get("offset").asLong()};
-        } catch (Exception e) {
-            throw new IllegalStateException("undecodable balance " + value, e);
-        }
-    }
-
-    static String encodeBalance(long balance, long offset) {
-        return "{\"balance\":" + balance + ",\"offset\":" + offset + "}";
     }
 
     /** Whether a dedup entry is the output of the record at `where` (an entry in another
