@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_clock import FakeClock as Clock
 from test_nemesis import RecordingPlatform
-from test_nemesis_schedule import Clock
 
 from faults.builder import QUIET_TAIL_S
 from faults.context import FaultContext
