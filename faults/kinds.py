@@ -250,21 +250,36 @@ def _io_rule(args: IoDelayParams | IoErrorParams) -> dict[str, Any]:
     return Rule(args.ops, args.pattern, args.ms, args.error).to_json()
 
 
-def _io_delay(ctx: FaultContext, step: Step) -> Details:
-    rule = _io_rule(_args(IoDelayParams, step))
-    _storage(ctx, "io-delay").set_io_rules(step.target, [rule])
-    return rule
+IO_FAULTS = ("io-delay", "io-error")
 
 
-def _io_error(ctx: FaultContext, step: Step) -> Details:
-    rule = _io_rule(_args(IoErrorParams, step))
-    _storage(ctx, "io-error").set_io_rules(step.target, [rule])
-    return rule
+def _io_step_rule(step: Step) -> dict[str, Any]:
+    if step.fault == "io-delay":
+        return _io_rule(_args(IoDelayParams, step))
+    return _io_rule(_args(IoErrorParams, step))
+
+
+def _io_rules_in_force(ctx: FaultContext, pod: str) -> list[dict[str, Any]]:
+    """The rules of every io step in force on the pod's volume (ctx.in_force): overlapping
+    steps compose (the fault filesystem adds their delays, the first error wins), and a
+    heal removes only its own step's rule."""
+    return [_io_step_rule(s) for fault in IO_FAULTS for s in ctx.in_force.steps(fault, pod)]
+
+
+def _io_fault(ctx: FaultContext, step: Step) -> Details:
+    rule = _io_step_rule(step)
+    others = [s.id for fault in IO_FAULTS for s in ctx.in_force.steps(fault, step.target)]
+    ctx.in_force.hold(step)
+    _storage(ctx, step.fault).set_io_rules(step.target, _io_rules_in_force(ctx, step.target))
+    return {**rule, "with": others} if others else rule
 
 
 def _io_heal(ctx: FaultContext, step: Step) -> Details:
-    _storage(ctx, step.fault).set_io_rules(step.target, [])
-    return {}
+    ctx.in_force.release(step)
+    rules = _io_rules_in_force(ctx, step.target)
+    _storage(ctx, step.fault).set_io_rules(step.target, rules)
+    still = [s.id for fault in IO_FAULTS for s in ctx.in_force.steps(fault, step.target)]
+    return {"still_in_force": still} if still else {}
 
 
 def _worst(steps: list[Step]) -> NetemParams:
@@ -377,9 +392,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
                   needs=Need.NETWORK),
         # Storage (the fault filesystem, --platform local): see faults/faultfs.
         FaultKind("power-loss", _power_loss, _start, Target.POD, needs=Need.STORAGE),
-        FaultKind("io-delay", _io_delay, _io_heal, Target.POD, IoDelayParams,
+        FaultKind("io-delay", _io_fault, _io_heal, Target.POD, IoDelayParams,
                   needs=Need.STORAGE),
-        FaultKind("io-error", _io_error, _io_heal, Target.POD, IoErrorParams,
+        FaultKind("io-error", _io_fault, _io_heal, Target.POD, IoErrorParams,
                   needs=Need.STORAGE),
         FaultKind("netem", _netem, _heal_netem, Target.POD_OR_BROKER, NetemParams,
                   needs=Need.NETWORK),
