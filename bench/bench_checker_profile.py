@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import subprocess
 import sys
@@ -130,8 +131,10 @@ def profile_pass(spark: Any, history: Path, code: SimpleNamespace) -> dict[str, 
 
 def load_view(code: SimpleNamespace, frames: Any, meta: Any) -> None:
     """Compute the events view as check_history does in the checker being profiled."""
-    if hasattr(frames, "tally"):
-        frames.tally(code.checks.event_tallies(meta))
+    if hasattr(frames, "tally"):  # the tallies read the run's fault windows from 8fffcb4 on
+        tallies = code.checks.event_tallies
+        takes_frames = len(inspect.signature(tallies).parameters) > 1
+        frames.tally(tallies(meta, frames) if takes_frames else tallies(meta))
     elif hasattr(code.checks, "event_tallies"):  # tallies taken while persisting the view
         frames.persist(code.checks.event_tallies())
     else:  # a checker from before the event tallies persisted the view alone

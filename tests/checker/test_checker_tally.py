@@ -23,7 +23,7 @@ PINNED = Params(seed=1)
 
 def tallied(spark: SparkSession, history_dir: Path) -> Frames:
     frames = load_frames(spark, history_dir)
-    frames.tally(event_tallies(load_meta(history_dir)))
+    frames.tally(event_tallies(load_meta(history_dir), frames))
     return frames
 
 
@@ -36,7 +36,7 @@ def test_a_sound_history_is_tallied_without_caching_the_view(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     frames = tallied(spark, generate(PINNED).write(tmp_path / "history"))
-    assert set(frames.tallies) == set(event_tallies(load_meta(tmp_path / "history")))
+    assert set(frames.tallies) == set(event_tallies(load_meta(tmp_path / "history"), frames))
     assert set(frames.tallies.values()) == {0}
     assert not cached(frames)
 
