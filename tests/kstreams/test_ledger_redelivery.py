@@ -7,7 +7,6 @@ MockProcessorContext and in-memory stores: no broker."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,7 +19,7 @@ CHECK = Path(__file__).parent / "java/dev/kchaos/kstreams/LedgerRedeliveryCheck.
 pytestmark = pytest.mark.slow  # builds the app with Maven the first time
 
 
-@pytest.mark.skipif(shutil.which("javac") is None, reason="needs a JDK (javac)")
+@pytest.mark.needs("javac", "java")  # scripts/system-packages.txt: openjdk-17-jdk-headless
 def test_a_redelivery_applies_what_the_crash_lost_and_nothing_twice(tmp_path: Path) -> None:
     classpath = build(default_version()).classpath
     subprocess.run(["javac", "-d", str(tmp_path), "-cp", classpath, str(CHECK)], check=True,
