@@ -23,8 +23,24 @@ from kafka.consumer.fetcher import ConsumerRecord
 from checker.jsonl import history_to_parquet, traces_to_parquet
 from checker.kafka_read import TopicRead, read_topic
 from checker.parquet_sink import ParquetSink
-from checker.records import account_row, changelog_row, input_row, output_row, raw_row
-from checker.schema import ACCOUNTS, CHANGELOG, INPUT, META_FILE, OFFSETS, OUTPUT, TOPIC_RECORDS
+from checker.records import (
+    account_row,
+    changelog_row,
+    input_row,
+    output_row,
+    raw_row,
+    windowed_row,
+)
+from checker.schema import (
+    ACCOUNTS,
+    CHANGELOG,
+    INPUT,
+    META_FILE,
+    OFFSETS,
+    OUTPUT,
+    TOPIC_RECORDS,
+    WINDOWED,
+)
 from workloads.ledger.contract import (
     ACCOUNTS_TOPIC,
     INPUT_TOPIC,
@@ -32,6 +48,7 @@ from workloads.ledger.contract import (
     STORES,
     changelog_topic,
 )
+from workloads.ledger.windowed import SESSIONS_TOPIC, WINDOWS_TOPIC
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,7 @@ class TopicNames:
     input: str = INPUT_TOPIC
     output: str = OUTPUT_TOPIC
     accounts: str = ACCOUNTS_TOPIC
+    windowed: bool = False  # the windows' and sessions' outputs too (the Kafka Streams app's)
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,10 @@ Sources = list[tuple[str, Callable[[ConsumerRecord], dict | None]]]
 
 
 def ledger_files(topics: TopicNames, application_id: str) -> list[tuple[str, Any, Sources]]:
+    windowed: list[tuple[str, Any, Sources]] = [
+        ("windows", WINDOWED, [(WINDOWS_TOPIC, windowed_row)]),
+        ("sessions", WINDOWED, [(SESSIONS_TOPIC, windowed_row)]),
+    ]
     return [
         ("input", INPUT, [(topics.input, input_row)]),
         ("output", OUTPUT, [(topics.output, output_row)]),
@@ -76,6 +98,7 @@ def ledger_files(topics: TopicNames, application_id: str) -> list[tuple[str, Any
             ],
         ),
         ("accounts", ACCOUNTS, [(topics.accounts, account_row)]),
+        *(windowed if topics.windowed else []),
     ]
 
 

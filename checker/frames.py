@@ -23,6 +23,7 @@ _SPARK_TYPES = {
     pa.int64(): "BIGINT",
     pa.string(): "STRING",
     pa.binary(): "BINARY",
+    pa.bool_(): "BOOLEAN",
 }
 
 
@@ -40,6 +41,8 @@ class Frames:
     changelog: DataFrame
     accounts: DataFrame
     offsets: DataFrame
+    windows: DataFrame
+    sessions: DataFrame
     traces: DataFrame
     ops: DataFrame
     events: DataFrame
@@ -121,6 +124,8 @@ def derive(raw: dict[str, DataFrame]) -> Frames:
         changelog=raw["changelog"],
         accounts=raw["accounts"],
         offsets=raw["offsets"],
+        windows=raw["windows"],
+        sessions=raw["sessions"],
         traces=raw["traces"],
         ops=raw["ops"],
         events=events_view(raw["input"], raw["output"], raw["offsets"], raw["accounts"]),

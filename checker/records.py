@@ -75,3 +75,19 @@ def raw_row(rec: ConsumerRecord) -> dict[str, Any]:
     """Any app's record as it is (the oracle compares bytes)."""
     return {"topic": rec.topic, "partition": rec.partition, "offset": rec.offset,
             "timestamp_ms": rec.timestamp, "key": rec.key, "value": rec.value}
+
+
+def windowed_row(rec: ConsumerRecord) -> dict[str, Any]:
+    """A windows-topic or sessions-topic record (workloads/ledger/windowed.py)."""
+    v = json.loads(rec.value)
+    return {
+        "partition": rec.partition,
+        "offset": rec.offset,
+        "timestamp_ms": rec.timestamp,
+        "account": str(v["account"]),
+        "start": int(v["start"]),
+        "end": int(v["end"]),
+        "count": _opt_int(v.get("count")),
+        "sum": _opt_int(v.get("sum")),
+        "removed": bool(v.get("removed", False)),
+    }

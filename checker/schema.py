@@ -50,6 +50,22 @@ ACCOUNTS = pa.schema(
     ]
 )
 
+# A windows-topic or sessions-topic record (workloads/ledger/windowed.py WindowRecord):
+# where it is, and the window or session it reports.
+WINDOWED = pa.schema(
+    [
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp_ms", pa.int64()),
+        ("account", pa.string()),
+        ("start", pa.int64()),
+        ("end", pa.int64()),
+        ("count", pa.int64()),  # null: a session withdrawn by a merge
+        ("sum", pa.int64()),
+        ("removed", pa.bool_()),
+    ]
+)
+
 OFFSETS = pa.schema(
     [
         ("partition", pa.int32()),
@@ -114,6 +130,9 @@ HISTORY_FILES: dict[str, pa.Schema] = {
     "output": OUTPUT,
     "changelog": CHANGELOG,
     "accounts": ACCOUNTS,
+    # the Kafka Streams ledger app's windows and sessions (absent: a SUT that keeps none)
+    "windows": WINDOWED,
+    "sessions": WINDOWED,
     "offsets": OFFSETS,
     "traces": TRACES,
     "ops": OPS,

@@ -16,6 +16,7 @@ from checker.checks.checkpoints import stale_checkpoint
 from checker.checks.events import dedup_skip, duplicate_output, lost_event
 from checker.checks.global_table import stale_global
 from checker.checks.oracle import oracle
+from checker.checks.windowed import window_lost_history, window_wrong
 from checker.frames import Frames
 from checker.meta import Meta
 from checker.model import CheckResult
@@ -28,6 +29,8 @@ CHECKS: dict[str, Check] = {
     "duplicate-output": duplicate_output,
     "lost-history": lost_history,
     "wrong-balance": wrong_balance,
+    "window-lost-history": window_lost_history,
+    "window-wrong": window_wrong,
     "stale-checkpoint": stale_checkpoint,
     "stale-global": stale_global,
     "unavailable": unavailable,

@@ -24,6 +24,7 @@ from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
 from harness.run.protocol import CLASSIC, GROUP_PROTOCOLS, STREAMS, broker_refusal
 from harness.run.settings import Rule, at_least, one_of, positive, setting, settings_of
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
+from workloads.ledger.windowed import WINDOW_GRACE_MS, WINDOW_SIZE_MS, WindowSpec
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 RESTART_POLICIES = ("always", "never")
@@ -122,6 +123,21 @@ class RunConfig:
         "+ 30 s)", flag="--drain-timeout")
     commit_interval_ms: int = setting(500, "commit interval, ms")
     write_buffer_bytes: int = setting(64 * 1024, "RocksDB write buffer size, bytes")
+    # What decides when each store and each segment of a windowed store flushes
+    # (workloads/ledger/windowed.py): Kafka Streams pods only, through the app's
+    # RocksDBConfigSetter; the worker's stores keep their own.
+    write_buffer_count: int = setting(
+        3, "RocksDB write buffers a Kafka Streams store keeps (max_write_buffer_number; "
+        "Kafka Streams sets 3)", rule=at_least(1))
+    window_retention_ms: int = setting(
+        30_000, "retention of the ledger app's window and session stores, ms (at least a "
+        "window and its grace)", rule=at_least(WINDOW_SIZE_MS + WINDOW_GRACE_MS))
+    window_segment_ms: int = setting(
+        5000, "segment interval of the ledger app's window store, ms (Kafka Streams' own is "
+        "max(retention / 2, 60 s))", rule=at_least(1000))
+    transactional_stores: bool = setting(
+        False, "Kafka Streams' enable.transactional.statestores (KIP-892, 4.4 and newer)",
+        sut_needs="releases")
     # Kafka Streams' defaults: state.cleanup.delay.ms 10 min, the cleaner runs at that period.
     cleaner_delay_ms: int = setting(600_000, "state-directory cleaner delay, ms")
     cleaner_interval_ms: int = setting(600_000, "state-directory cleaner period, ms")
@@ -188,6 +204,14 @@ class RunConfig:
     def nodes(self) -> int:
         """One node more than pods, so a moved pod always has somewhere to go."""
         return self.pods + 1
+
+    @property
+    def windows(self) -> WindowSpec | None:
+        """The ledger's windows as the pods keep them; None where the SUT keeps none."""
+        if not sut_kind(self.sut).ledger_windows:
+            return None
+        return WindowSpec(retention_ms=self.window_retention_ms,
+                          segment_ms=self.window_segment_ms)
 
     @property
     def drain_budget_s(self) -> float:

@@ -24,13 +24,14 @@ class SutKind:
     user_app: bool = False  # takes --app, --app-class, --input; its workload is the app's
     needs_java: bool = False  # a JDK on this machine, before the run folder exists
     streams_protocol: bool = False  # takes --group-protocol streams (KIP-1071)
+    ledger_windows: bool = False  # keeps the ledger's windows and sessions (judged too)
 
 
 SUT_KINDS: dict[str, SutKind] = {kind.name: kind for kind in (
     SutKind("python", "kchaos's Python worker",
             bug_switches=True),
     SutKind("kstreams", "the ledger app on Apache Kafka Streams", releases=True, ledger_oracle=True,
-            bisect=True, needs_java=True, streams_protocol=True),
+            bisect=True, needs_java=True, streams_protocol=True, ledger_windows=True),
     SutKind("app", "your own Kafka Streams app",
             releases=True, user_app=True, needs_java=True, streams_protocol=True),
 )}

@@ -12,15 +12,19 @@ from kafka.errors import TopicAlreadyExistsError
 
 from common.waiting import wait_until
 from workloads.ledger.contract import ACCOUNTS_TOPIC, INPUT_TOPIC, OUTPUT_TOPIC
+from workloads.ledger.windowed import SESSIONS_TOPIC, WINDOWS_TOPIC
 
 
-def create_topics(bootstrap: str, partitions: int, replication: int) -> None:
-    """Input and output with `partitions`; the accounts topic compacted, one partition."""
+def create_topics(bootstrap: str, partitions: int, replication: int,
+                  windowed: bool = False) -> None:
+    """Input and output with `partitions` (and the windows' and sessions' outputs where the
+    SUT keeps them: `windowed`); the accounts topic compacted, one partition."""
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    outputs = (OUTPUT_TOPIC, *((WINDOWS_TOPIC, SESSIONS_TOPIC) if windowed else ()))
     try:
         topics = [
             NewTopic(INPUT_TOPIC, partitions, replication),
-            NewTopic(OUTPUT_TOPIC, partitions, replication),
+            *(NewTopic(topic, partitions, replication) for topic in outputs),
             # compact,delete with no time/size limit: compacted like a global table, yet
             # Kafka 4 allows DeleteRecords on it (truncate-global) only with "delete" in it.
             NewTopic(ACCOUNTS_TOPIC, 1, replication, topic_configs={

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from checker.collect import CollectFigures, RawTopics, collect
+from checker.collect import CollectFigures, RawTopics, TopicNames, collect
 from checker.oracle.reference import OracleSettings
 from faults.context import GlobalTopic
 from harness.app.spec import InputSpec
@@ -83,7 +83,7 @@ class LedgerWorkload:
 
     def setup(self, bootstrap: str, replication: int) -> None:
         c = self.config
-        create_topics(bootstrap, c.partitions, replication)
+        create_topics(bootstrap, c.partitions, replication, windowed=c.windows is not None)
         self.global_topic = AccountsTopic(bootstrap, self.history, c.accounts, c.seed)
         self.global_topic.publish_all()
 
@@ -112,12 +112,16 @@ class LedgerWorkload:
                               ignore_json_fields=LEDGER_IGNORED_FIELDS)
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures:
+        windows = self.config.windows
+        if windows is not None:  # the window checks read the geometry the pods ran
+            meta = {**meta, "windows": windows.to_json()}
+        topics = TopicNames(windowed=windows is not None)
         oracle = self.oracle()
         if oracle is None:
-            return collect(run_dir, bootstrap, self.config.application_id, meta)
+            return collect(run_dir, bootstrap, self.config.application_id, meta, topics=topics)
         raw = RawTopics(inputs=(INPUT_TOPIC, ACCOUNTS_TOPIC), outputs=(OUTPUT_TOPIC,))
         return collect(run_dir, bootstrap, self.config.application_id,
-                       {**meta, "oracle": oracle.to_json()}, raw=raw)
+                       {**meta, "oracle": oracle.to_json()}, topics=topics, raw=raw)
 
     def close(self) -> None:
         if self.global_topic is not None:

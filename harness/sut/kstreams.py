@@ -168,6 +168,26 @@ def build(version: str) -> Build:
     return Build(folder, seconds, tree.jar)
 
 
+# KIP-892's transactional state stores: Kafka Streams 4.4 has the setting, off by default.
+TRANSACTIONAL_STORES_FIRST = (4, 4)
+TRANSACTIONAL_STORES = "enable.transactional.statestores"
+
+
+def windows_args(config: RunConfig) -> tuple[str, ...]:
+    """The ledger app's own flags: its windows (workloads/ledger/windowed.py) and its
+    RocksDB write-buffer count (the config setter's), given only when not Kafka Streams'."""
+    windows = config.windows
+    args = ("--windows", windows.flag()) if windows is not None else ()
+    if config.write_buffer_count != RunConfig.write_buffer_count:
+        args = (*args, "--write-buffer-count", str(config.write_buffer_count))
+    return args
+
+
+def store_settings(config: RunConfig) -> tuple[str, ...]:
+    """Kafka Streams settings the run's store settings stand for."""
+    return (f"{TRANSACTIONAL_STORES}=true",) if config.transactional_stores else ()
+
+
 class KafkaStreamsApp:
     name = "kstreams"
     refused_faults: Mapping[str, str] = refused_for({"worker-hook": KAFKA_STREAMS_HAS_NO_HOOK})
@@ -175,18 +195,25 @@ class KafkaStreamsApp:
 
     @classmethod
     def from_config(cls, config: RunConfig) -> KafkaStreamsApp:
-        sut = cls(config.kstreams_version or default_version(), config.streams_config)
+        sut = cls(config.kstreams_version or default_version(),
+                  (*config.streams_config, *store_settings(config)), windows_args(config))
         require_served(sut.version)
+        if config.transactional_stores and release(sut.version) < TRANSACTIONAL_STORES_FIRST:
+            raise UsageError(
+                f"--set transactional_stores=true needs Kafka Streams 4.4 or newer (KIP-892); "
+                f"--kstreams-version {sut.version} has no enable.transactional.statestores")
         if config.oracle and sut.generation is not GENERATIONS[0]:
             first = ".".join(map(str, GENERATIONS[0].first))
             raise UsageError(f"--oracle runs the reference with the launcher of Kafka Streams "
                              f"{first} or later: give --kstreams-version {first}.0 or newer")
         return sut
 
-    def __init__(self, version: str, streams_config: tuple[str, ...] = ()) -> None:
+    def __init__(self, version: str, streams_config: tuple[str, ...] = (),
+                 pod_args: tuple[str, ...] = ()) -> None:
         self.generation = generation(version)  # bad input: before a run folder exists
         self.version = version
         self.streams_config = streams_config
+        self.pod_args = pod_args  # the flags of this app's own settings (windows_args)
         self._build: Build | None = None
         # Every check is judged from the topics, the app's trace and the observed state
         # directories. stale-checkpoint on every release: up to 4.2 its checkpoint-while-
@@ -222,7 +249,8 @@ class KafkaStreamsApp:
 
     def _java(self, java: str, classpath: str, settings: PodSettings, pod: str,
               paths: PodPaths, app_jar: str) -> list[str]:
-        extra = [arg for setting in self.streams_config for arg in ("--streams-config", setting)]
+        extra = [*self.pod_args,
+                 *(arg for setting in self.streams_config for arg in ("--streams-config", setting))]
         agent = [f"-javaagent:{app_jar}"] if self.generation.agent else []
         return [java, "-Xms64m", "-Xmx384m", *agent, "-cp", classpath, MAIN_CLASS,
                 *settings.argv(pod, paths), *extra]

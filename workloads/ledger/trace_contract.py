@@ -167,6 +167,15 @@ MEMTABLE_FLUSH: Final = _event(
     "memtable-flush", WORKER,
     "a store's memtable filled up and began a background flush (exactly-once only)",
     {**_TASK, "store": "store name", "in_txn": "inside an open transaction"})
+STORE_FLUSH: Final = _event(
+    "store-flush", Emitter.KSTREAMS,
+    "RocksDB completed a memtable flush (thread `rocksdb`): with the write-ahead log off, "
+    "what the store or segment holds of that column family is durable from here on",
+    {**_TASK, "store": "store name", "segment": "segment folder (`<store>.<segment start>`) "
+     "of a windowed or session store; null for a key-value store",
+     "reason": "RocksDB's FlushReason (WRITE_BUFFER_FULL, MANUAL_FLUSH, SHUTDOWN, ...)",
+     "cf": "column family (from 4.3 a store keeps its changelog offsets in `offsets`)",
+     "largest_seqno": "the flushed memtable's largest sequence number"})
 RESTORE_START: Final = _event(
     "restore-start", WORKER | KSTREAMS_APPS,
     "a changelog partition's restoration began (kstreams: thread `StateUpdater-<n>` "

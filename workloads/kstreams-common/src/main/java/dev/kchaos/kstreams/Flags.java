@@ -20,7 +20,8 @@ final class Flags {
         "commit-interval-ms", "write-buffer-bytes", "cleaner-delay-ms", "cleaner-interval-ms",
         "instance-id", "state-dir", "trace", "control-file", "session-timeout-ms",
         "transaction-timeout-ms", "max-poll-records", "restore-max-poll-records",
-        "input-topic", "output-topic", "accounts-topic", "group-protocol");
+        "input-topic", "output-topic", "accounts-topic", "group-protocol",
+        "windows", "windows-topic", "sessions-topic", "write-buffer-count");
 
     static Flags parse(String[] args) {
         Flags flags = new Flags();

@@ -7,6 +7,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
@@ -32,8 +33,16 @@ public final class LedgerApp {
     }
 
     static Topology topology(Flags f, Trace trace) {
-        return topology(f.get("input-topic", "ledger-events"), f.get("output-topic", "ledger-output"),
-                        f.get("accounts-topic", "ledger-accounts"), trace);
+        StreamsBuilder builder = new StreamsBuilder();
+        KStream<String, String> events = ledger(builder, f.get("input-topic", "ledger-events"),
+                                                f.get("output-topic", "ledger-output"),
+                                                f.get("accounts-topic", "ledger-accounts"), trace);
+        if (f.has("windows")) {
+            LedgerWindows.add(events, WindowSpec.parse(f.get("windows", null)),
+                              f.get("windows-topic", "ledger-windows"),
+                              f.get("sessions-topic", "ledger-sessions"));
+        }
+        return builder.build();
     }
 
     /** The convention of AppLauncher: topics from kchaos.input.topic, kchaos.output.topic and
@@ -52,18 +61,27 @@ public final class LedgerApp {
 
     static Topology topology(String inputTopic, String outputTopic, String accountsTopic, Trace trace) {
         StreamsBuilder builder = new StreamsBuilder();
+        ledger(builder, inputTopic, outputTopic, accountsTopic, trace);
+        return builder.build();
+    }
+
+    /** The ledger's balances, dedup and global join; returns the input stream, which the
+     * windows (LedgerWindows) aggregate too, in the same sub-topology. */
+    static KStream<String, String> ledger(StreamsBuilder builder, String inputTopic,
+                                          String outputTopic, String accountsTopic, Trace trace) {
         builder.addStateStore(store(LedgerProcessor.BALANCES));
         builder.addStateStore(store(LedgerProcessor.DEDUP));
         // The stream sub-topology first, so its tasks are 0_<partition> as in the contract.
-        builder.stream(inputTopic, Consumed.with(Serdes.String(), Serdes.String()))
-            .process(() -> new LedgerProcessor(trace), LedgerProcessor.BALANCES, LedgerProcessor.DEDUP)
+        KStream<String, String> events =
+            builder.stream(inputTopic, Consumed.with(Serdes.String(), Serdes.String()));
+        events.process(() -> new LedgerProcessor(trace), LedgerProcessor.BALANCES, LedgerProcessor.DEDUP)
             .to(outputTopic, Produced.with(Serdes.String(), Serdes.String()));
         builder.addGlobalStore(
             store(LedgerProcessor.ACCOUNTS).withLoggingDisabled(),
             accountsTopic,
             Consumed.with(Serdes.String(), Serdes.String()),
             GlobalAccounts::new);
-        return builder.build();
+        return events;
     }
 
     public static void main(String[] args) throws Exception {
@@ -77,6 +95,7 @@ public final class LedgerApp {
         }
         String pod = flags.get("instance-id", "pod-0");
         Trace trace = new Trace(flags.get("trace", null), pod);
+        FlushTrace.install(trace);
         Topology topology = topology(flags, trace);
         int exit = Pod.run(Pod.config(flags), trace, topology, false);
         if (exit != 0) {

@@ -35,6 +35,9 @@ final class Pod {
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0); // writes reach RocksDB at once
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, SmallWriteBuffer.class.getName());
         p.put(SmallWriteBuffer.WRITE_BUFFER_BYTES, f.get("write-buffer-bytes", "65536"));
+        if (f.has("write-buffer-count")) {  // else Kafka Streams' own (3 a store)
+            p.put(SmallWriteBuffer.WRITE_BUFFER_COUNT, f.get("write-buffer-count", "3"));
+        }
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG),
