@@ -91,6 +91,15 @@ KNOBS: tuple[Knob, ...] = (
          "the cleaner deletes a task's directory it left during the run"),
     Knob("cleaner_interval_ms", CLEANER_MS,
          "the cleanup delay (Kafka Streams runs its cleaner at that period)"),
+    Knob("write_buffer_count", (2, 3, 6),
+         "3: Kafka Streams' max_write_buffer_number; 2, the least RocksDB keeps; 6 lets "
+         "memtables queue behind a slow flush"),
+    Knob("window_retention_ms", (10_000, 30_000, 120_000),
+         "a window and its grace is 6 s; 10 s drops segments within seconds, 120 s keeps "
+         "every segment of a minute's run"),
+    Knob("window_segment_ms", (1000, 5000, 60_000),
+         "60 s: what Kafka Streams gives a short retention (max(retention / 2, 60 s)); 1 s "
+         "and 5 s: several segments, each its own RocksDB, live at once"),
     Knob("rate", (50.0, 100.0, 200.0, 300.0),
          "events per second: 100 is the default; 300 is the targeted profiles' (a memtable "
          "flush within a transaction); 50 leaves the machine room"),
@@ -132,6 +141,10 @@ def draw(seed: int, profile: str) -> ProfileSettings:
         cleaner_delay_ms=cleaner,
         cleaner_interval_ms=cleaner,
         rate=float(rng.choice(BY_NAME["rate"].values)),
+        # Drawn after the others, so that each seed keeps the values it drew before these.
+        write_buffer_count=int(rng.choice(BY_NAME["write_buffer_count"].values)),
+        window_retention_ms=int(rng.choice(BY_NAME["window_retention_ms"].values)),
+        window_segment_ms=int(rng.choice(BY_NAME["window_segment_ms"].values)),
     )
 
 

@@ -28,6 +28,7 @@ CONDITIONS = (
     "cleaner-deleted",  # the pod's cleaner deleted `count` task directories since armed
     "standby-elsewhere",  # a task RUNNING in the pod has a standby in another live pod
     "flush-traced-in-txn",  # the pod traced a memtable flush in a still-open transaction
+    "newest-segment-flushed",  # its last flush: a windowed store's newest segment, not older
 )
 
 

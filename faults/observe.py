@@ -18,6 +18,7 @@ from workloads.ledger.trace_contract import (
     MEMTABLE_FLUSH,
     RESTORE_END,
     REVOKED,
+    STORE_FLUSH,
     TASK_CLOSED,
     TASK_RUNNING,
     TXN_ABORT,
@@ -160,6 +161,38 @@ class TraceWatcher:
                 open_flush[e.get("thread")] = False
         return any(open_flush.values())
 
+    def newest_segment_flushed(self, pod: str, since_ns: int) -> bool:
+        """The last memtable flush the pod's current process traced since `since_ns` (a
+        `store-flush` of a data column family, not the offsets one) filled up in the
+        newest segment of a windowed or session store, and an older segment of that store
+        and task has flushed before: the older one holds writes since its own flush that
+        only a memtable has. A crash now leaves the newest segment durable past the older
+        one (issue 49's hypothesis: from 4.3 a segmented store's changelog offset is the
+        newest segment's). The ledger app's segments are a few seconds long, so the older
+        one is still being written."""
+        events = self.events(pod)
+        if not events:
+            return False
+        pid = events[-1].get("pid")
+        segments: dict[tuple[object, object], set[int]] = {}
+        last: dict[str, Any] | None = None
+        for e in events:
+            if (e.get("pid") != pid or e.get("event") != STORE_FLUSH or not e.get("segment")
+                    or e.get("cf") == "offsets"):
+                continue
+            start = _segment_start(str(e["segment"]))
+            if start is None:
+                continue
+            segments.setdefault((e.get("task"), e.get("store")), set()).add(start)
+            last = e
+        if last is None or last.get("ts_ns", 0) < since_ns:
+            return False
+        if last.get("reason") != "WRITE_BUFFER_FULL":  # a commit's or a close's: all of them
+            return False
+        seen = segments[(last.get("task"), last.get("store"))]
+        start = _segment_start(str(last["segment"]))
+        return start == max(seen) and len(seen) > 1
+
     def cleaner_deleted(self, pod: str, since_ns: int) -> int:
         """Task directories the pod's state-directory cleaner deleted since `since_ns`:
         a task that left the pod's threads stayed away past the cleaner's delay."""
@@ -211,6 +244,8 @@ class TraceWatcher:
             return self.flushed_in_transaction(pod, every_store=True)
         if condition == "flush-traced-in-txn":
             return self.flush_traced_in_transaction(pod, since_ns)
+        if condition == "newest-segment-flushed":
+            return self.newest_segment_flushed(pod, since_ns)
         if condition == "standby-elsewhere":
             return self.standby_elsewhere(pod)
         if condition == "cleaner-deleted":
@@ -239,6 +274,12 @@ class TraceWatcher:
                     tail.events.append(json.loads(line))
                 except ValueError:
                     continue  # a torn line from a SIGKILLed writer
+
+
+def _segment_start(segment: str) -> int | None:
+    """A segment folder's start, `<store>.<start ms>` (Kafka Streams' segment names)."""
+    _, _, start = segment.rpartition(".")
+    return int(start) if start.isdigit() else None
 
 
 def _written_since(store: Path, since_ns: int) -> bool:

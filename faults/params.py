@@ -49,6 +49,12 @@ class ProfileSettings(TypedDict, total=False):
     transaction_timeout_ms: int
     max_poll_records: int
     restore_max_poll_records: int
+    # When each store and window segment flushes (workloads/ledger/windowed.py): drawn by
+    # the broad profiles; the segment profile pins them.
+    write_buffer_count: int
+    window_retention_ms: int
+    window_segment_ms: int
+    transactional_stores: bool
 
 
 class Params(Protocol):

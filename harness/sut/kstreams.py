@@ -63,10 +63,12 @@ GENERATIONS = (
     Generation("current", APP_DIR, (3, 7), "kchaos-kstreams-ledger-1.jar", ()),
     # restore-suspended too before 3.5 (no onRestoreSuspended): its app-config event says.
     # store-offsets: no store keeps its own offsets before 4.3 (KIP-1035); the current
-    # tree writes it from 4.3 only.
+    # tree writes it from 4.3 only. store-flush: RocksDB's event listeners are not in the
+    # RocksDB of every release the tree builds.
     Generation("legacy", WORKLOADS / "kstreams-legacy", (2, 1),
                "kchaos-kstreams-ledger-legacy-1.jar",
-               ("standby-update-start", "standby-update-suspended", "store-offsets"),
+               ("standby-update-start", "standby-update-suspended", "store-offsets",
+                "store-flush"),
                agent=True),  # StateDirAgent: cleaner passes, locks, checkpoint reads
 )
 OLDEST = GENERATIONS[-1].first

@@ -235,3 +235,43 @@ def test_the_shrink_page_says_when_a_step_heals() -> None:
                 heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=25, pod="pod-0"))
     (row,) = step_rows({"original": {"steps": [step.to_json()]}, "shrunk": None})
     assert row["before"] == "at 6s, heal 2s on, once cleaner-deleted on pod-0 (timeout 25s)"
+
+
+def test_newest_segment_flushed_needs_the_last_flush_to_be_the_newest_segments_own(
+    tmp_path: Path,
+) -> None:
+    """`newest-segment-flushed` (the segment-flush-skew profile): the pod's last data flush
+    filled up in the newest segment of a windowed store that has an older one; a flush of
+    the offsets family, a commit's flush, another process's or an older segment's do not
+    count."""
+    platform = RecordingPlatform(tmp_path, ["pod-0"])
+    watcher = TraceWatcher(platform, "app")
+    path = platform.trace_path("pod-0")
+    path.parent.mkdir(parents=True)
+
+    def flush(ts: int, segment: str | None, reason: str = "WRITE_BUFFER_FULL",
+              cf: str = "keyValueWithTimestamp", pid: int = 1) -> None:
+        line = {"pid": pid, "ts_ns": ts, "event": "store-flush", "task": "0_0",
+                "store": "windows", "segment": segment, "reason": reason, "cf": cf}
+        with path.open("a") as out:
+            out.write(json.dumps(line) + "\n")
+
+    def holds() -> bool:
+        return watcher.holds("newest-segment-flushed", "pod-0", 0, 1)
+
+    flush(1, "windows.4000")
+    assert not holds()  # one segment only: nothing older to lose
+    flush(2, "windows.2000")
+    assert not holds()  # the older one flushed last
+    flush(3, "windows.4000", cf="offsets")
+    assert not holds()  # the offsets family does not count: the older one is still last
+    flush(4, "windows.4000")
+    assert holds()
+    flush(5, "windows.4000", reason="MANUAL_FLUSH")
+    assert not holds()  # a commit's flush: every segment flushed
+    flush(6, "windows.6000")
+    assert holds()  # a newer segment rolled in and filled up
+    flush(7, None, cf="default")  # a key-value store's flush is not a segment's
+    assert holds()
+    flush(8, "windows.6000", pid=2)
+    assert not holds()  # a new process: its own flushes only, one segment so far

@@ -16,6 +16,7 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.TransformerSupplier;
 import org.apache.kafka.streams.processor.ProcessorSupplier;
@@ -93,6 +94,9 @@ public final class LedgerApp {
         p.put(cache != null ? cache : "cache.max.bytes.buffering", 0); // writes reach RocksDB at once
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, SmallWriteBuffer.class.getName());
         p.put(SmallWriteBuffer.WRITE_BUFFER_BYTES, f.get("write-buffer-bytes", "65536"));
+        if (f.has("write-buffer-count")) {  // else Kafka Streams' own (3 a store)
+            p.put(SmallWriteBuffer.WRITE_BUFFER_COUNT, f.get("write-buffer-count", "3"));
+        }
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         String instanceId = groupInstanceIdConfig();
@@ -138,9 +142,15 @@ public final class LedgerApp {
         // The stream sub-topology first, so its tasks are 0_<partition> as in the contract.
         TransformerSupplier<String, String, KeyValue<String, String>> ledger =
             () -> new LedgerTransformer(trace);
-        builder.stream(f.get("input-topic", "ledger-events"), Consumed.with(Serdes.String(), Serdes.String()))
-            .transform(ledger, LedgerTransformer.BALANCES, LedgerTransformer.DEDUP)
+        KStream<String, String> events =
+            builder.stream(f.get("input-topic", "ledger-events"), Consumed.with(Serdes.String(), Serdes.String()));
+        events.transform(ledger, LedgerTransformer.BALANCES, LedgerTransformer.DEDUP)
             .to(f.get("output-topic", "ledger-output"), Produced.with(Serdes.String(), Serdes.String()));
+        if (f.has("windows")) {  // the same sub-topology: the input is keyed by account
+            LedgerWindows.add(events, WindowSpec.parse(f.get("windows", null)),
+                              f.get("windows-topic", "ledger-windows"),
+                              f.get("sessions-topic", "ledger-sessions"));
+        }
         ProcessorSupplier<String, String> accounts = GlobalAccounts::new;
         builder.addGlobalStore(
             store(LedgerTransformer.ACCOUNTS).withLoggingDisabled(),

@@ -1,0 +1,32 @@
+"""The `segment-flush-skew` scenario, aimed at the real Kafka Streams releases (`--sut
+kstreams`): issue 49's hypothesis about segmented (windowed and session) stores. No
+switch: whatever it finds is in the release (docs/windows.md)."""
+
+from __future__ import annotations
+
+from faults.builder import Builder
+from faults.model import ProfileSettings, Trigger, pod_name
+from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
+
+
+def plan(b: Builder) -> ProfileSettings:
+    """From 4.3 (KIP-1035) a segmented store writes its changelog offsets into every
+    segment at a commit and reads them back from the newest segment that has them; each
+    segment is its own RocksDB, write-ahead log off, flushed when its memtable fills. So
+    pod-0 is crashed (SIGKILL, and power loss, in turn) right after the newest segment of
+    a windowed store flushed by itself while an older, still written segment had not
+    (`newest-segment-flushed`, from the app's `store-flush` trace): if the restart trusts
+    the newest segment's offset, the older one's writes since its own flush are never
+    restored, and the windows in it that keep growing come out low (window-lost-history).
+    One task takes the whole rate, so its segments (2 s each, several written at once:
+    a window is 4 s long) fill and flush within seconds; the guarantee is the run's, as is
+    whether the stores are transactional (4.4: `--set transactional_stores=true`)."""
+    for i, at in enumerate(b.times(8, 11)):
+        b.add("kill" if i % 2 == 0 else "power-loss", pod_name(0),
+              Trigger(at, "newest-segment-flushed", timeout_s=10), heal_after_s=b.r(1, 2))
+    return {"pods": 1, "threads": 1, "partitions": 1, "rate": 300.0,
+            "write_buffer_bytes": 8192, "window_segment_ms": 2000,
+            "window_retention_ms": 20_000}
+
+
+SCENARIO = Scenario("segment-flush-skew", plan, switches=(), order=12, sut=KAFKA_STREAMS)

@@ -1,0 +1,85 @@
+package dev.kchaos.kstreams;
+
+import java.lang.reflect.Constructor;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KGroupedStream;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.SessionWindows;
+import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
+
+/**
+ * The ledger's windows and sessions on Kafka Streams 2.1 to 3.6 (workloads/kstreams
+ * LedgerWindows for what and why), on the window APIs all of them have: TimeWindows.of
+ * and grace, SessionWindows.with and grace (deprecated from 3.0, gone in 4.0).
+ */
+final class LedgerWindows {
+    static final String WINDOWS = "windows";
+    static final String SESSIONS = "sessions";
+
+    private LedgerWindows() {}
+
+    @SuppressWarnings("deprecation")
+    static void add(KStream<String, String> events, WindowSpec spec, String windowsTopic,
+                    String sessionsTopic) {
+        KGroupedStream<String, String> byAccount =
+            events.groupByKey(Grouped.with(Serdes.String(), Serdes.String()));
+        byAccount.windowedBy(TimeWindows.of(spec.size()).advanceBy(spec.advance())
+                                 .grace(spec.grace()))
+            .aggregate(() -> "0,0",
+                       (account, event, agg) -> WindowSpec.add(agg, WindowSpec.amount(event)),
+                       Materialized.<String, String>as(windowStore(spec))
+                           .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
+                           .withCachingDisabled())
+            .toStream()
+            .map((w, agg) -> KeyValue.pair(w.key(), WindowSpec.record(
+                w.key(), w.window().start(), w.window().end(), agg)))
+            .to(windowsTopic, Produced.with(Serdes.String(), Serdes.String()));
+        byAccount.windowedBy(SessionWindows.with(spec.sessionGap()).grace(spec.sessionGrace()))
+            .aggregate(() -> "0,0",
+                       (account, event, agg) -> WindowSpec.add(agg, WindowSpec.amount(event)),
+                       (account, a, b) -> WindowSpec.merge(a, b),
+                       Materialized.<String, String>as(
+                               Stores.persistentSessionStore(SESSIONS, spec.retention()))
+                           .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
+                           .withCachingDisabled())
+            .toStream()
+            .map((w, agg) -> KeyValue.pair(w.key(), WindowSpec.record(
+                w.key(), w.window().start(), w.window().end(), agg)))
+            .to(sessionsTopic, Produced.with(Serdes.String(), Serdes.String()));
+    }
+
+    /**
+     * The window store at the run's segment interval. Its supplier's constructor changed
+     * over the range: (name, retention, segment interval, size, retain duplicates) in 2.1
+     * and 2.2, a sixth argument from 2.3 (returnTimestampedStore, a boolean; a
+     * WindowStoreTypes enum besides it from 3.3): looked up by its arity.
+     */
+    static WindowBytesStoreSupplier windowStore(WindowSpec spec) {
+        try {
+            Class<?> supplier = Class.forName(
+                "org.apache.kafka.streams.state.internals.RocksDbWindowBytesStoreSupplier");
+            for (Constructor<?> c : supplier.getConstructors()) {
+                Class<?>[] types = c.getParameterTypes();
+                if (types.length == 6 && types[5] == boolean.class) {
+                    return (WindowBytesStoreSupplier) c.newInstance(
+                        WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false, true);
+                }
+            }
+            for (Constructor<?> c : supplier.getConstructors()) {
+                if (c.getParameterTypes().length == 5) {
+                    return (WindowBytesStoreSupplier) c.newInstance(
+                        WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false);
+                }
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("no window store supplier in this Kafka Streams", e);
+        }
+        throw new IllegalStateException("no known RocksDbWindowBytesStoreSupplier constructor");
+    }
+}
