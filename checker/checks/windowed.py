@@ -14,8 +14,9 @@ exactly-once the committed outputs are exactly what it produced.
 - window-lost-history: a window below its least, or missing; a session that is missing,
   lower, or only part of what its records make (both guarantees: a store that went back).
 - window-wrong: a window above its most, or with no committed input; a session above its
-  records, merged across a gap, or with none (exactly-once; under at-least-once a
-  redelivery counts twice, so these are counted but allowed).
+  records, merged across a gap, an earlier version of it left live, or one with no
+  committed input (exactly-once; under at-least-once a redelivery counts twice and a
+  withdrawal can be lost, so these are counted but allowed).
 
 Sessions are judged for accounts none of whose records could have been late (sessions
 merge across late records in ways the order alone does not fix); the others are counted.
@@ -108,7 +109,7 @@ def window_judgments(frames: Frames, spec: WindowSpec) -> DataFrame:
 
 
 def _class(reason: Column) -> Column:
-    return F.when(reason.isin("missing", "below", "partial", "split"), F.lit(LOST)) \
+    return F.when(reason.isin("missing", "below", "partial"), F.lit(LOST)) \
         .otherwise(F.lit(WRONG))
 
 
@@ -132,39 +133,49 @@ def expected_sessions(frames: Frames, spec: WindowSpec) -> tuple[DataFrame, Data
 
 
 def session_judgments(frames: Frames, spec: WindowSpec) -> tuple[DataFrame, DataFrame]:
-    """(every session that is not what its records make, the accounts not judged)."""
+    """(every expected session whose committed sessions are not what its records make, and
+    every committed session that answers no committed record; the accounts not judged).
+
+    The session with the expected bounds must be live and hold the expected count and sum;
+    a live one that is only part of it means its earlier records were lost, one reaching
+    past it merged across a gap. Another live session inside it beside the right one is a
+    `stale` earlier version whose withdrawal never committed: at-least-once's changelog and
+    output are not written together, so a crash can keep a merge's changelog record and
+    lose the output that withdrew the session it replaced."""
     expected, unjudged = expected_sessions(frames, spec)
     live = (_last_values(frames.sessions, ("account", "start", "end"))
             .where(~F.col("removed")).join(unjudged, "account", "left_anti"))
     overlaps = ((F.col("start") <= F.col("e_end")) & (F.col("end") >= F.col("e_start")))
     pairs = expected.join(live, ["account"], "inner").where(overlaps)
-    per_expected = pairs.groupBy("account", "session").agg(
-        F.count("*").alias("_n"), F.first("start").alias("start"), F.first("end").alias("end"),
-        F.first("count").alias("count"), F.first("sum").alias("sum"),
-        F.first("out_partition").alias("out_partition"),
-        F.first("out_offset").alias("out_offset"))
-    judged = expected.join(per_expected, ["account", "session"], "left")
     exact = (F.col("start") == F.col("e_start")) & (F.col("end") == F.col("e_end"))
     inside = (F.col("start") >= F.col("e_start")) & (F.col("end") <= F.col("e_end"))
+    # The example shown: the session with the expected bounds, else the widest.
+    rank = F.when(exact, F.lit(1 << 62)).otherwise(F.col("end") - F.col("start"))
+    per_expected = pairs.groupBy("account", "session").agg(
+        F.count_if(~inside).alias("beyond"), F.count_if(inside & ~exact).alias("inside"),
+        F.count_if(exact).alias("exact"),
+        *(F.max_by(c, rank).alias(c) for c in ("start", "end", "count", "sum",
+                                                "out_partition", "out_offset")))
+    judged = expected.join(per_expected, ["account", "session"], "left")
     reason = (
-        F.when(F.col("_n").isNull(), F.lit("missing"))
-        .when(F.col("_n") > 1, F.lit("split"))
-        .when(exact & ((F.col("count") < F.col("e_count")) | (F.col("sum") < F.col("e_sum"))),
-              F.lit("below"))
-        .when(exact & ((F.col("count") > F.col("e_count")) | (F.col("sum") > F.col("e_sum"))),
-              F.lit("above"))
-        .when(exact, F.lit(None))
-        .when(inside, F.lit("partial"))
-        .otherwise(F.lit("merged"))
+        F.when(F.col("exact").isNull(), F.lit("missing"))
+        .when(F.col("beyond") > 0, F.lit("merged"))
+        .when((F.col("exact") > 0) & ((F.col("count") < F.col("e_count"))
+                                      | (F.col("sum") < F.col("e_sum"))), F.lit("below"))
+        .when((F.col("exact") > 0) & ((F.col("count") > F.col("e_count"))
+                                      | (F.col("sum") > F.col("e_sum"))), F.lit("above"))
+        .when((F.col("exact") > 0) & (F.col("inside") > 0), F.lit("stale"))
+        .when(F.col("exact") > 0, F.lit(None))
+        .otherwise(F.lit("partial"))
     )
     bad_expected = judged.withColumn("reason", reason).where(F.col("reason").isNotNull())
     strays = (live.join(pairs.select("account", "start", "end").distinct(),
                         ["account", "start", "end"], "left_anti")
-              .withColumn("reason", F.lit("no-committed-input")))
+              .withColumn("reason", F.lit("no-committed-input"))
+              .withColumn("e_count", F.lit(None).cast("long"))
+              .withColumn("e_sum", F.lit(None).cast("long")))
     columns = ["account", "start", "end", "count", "sum", "reason", "out_partition",
                "out_offset", "e_count", "e_sum"]
-    strays = strays.withColumn("e_count", F.lit(None).cast("long")) \
-        .withColumn("e_sum", F.lit(None).cast("long"))
     bad = (bad_expected.withColumn("start", F.coalesce("start", "e_start"))
            .withColumn("end", F.coalesce("end", "e_end"))
            .select(*columns).unionByName(strays.select(*columns)))
