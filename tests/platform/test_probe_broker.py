@@ -17,7 +17,7 @@ from harness.procs import load_records
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 
-def test_4_4_0_leaves_the_leaderless_partition_in_an_open_transaction(tmp_path: Path) -> None:
+def test_4_4_0_keeps_the_partition_open_and_the_next_abort_takes_the_commit(tmp_path: Path) -> None:
     result = probe("4.4.0", tmp_path)
     assert result.verdict == HANGING
     assert (result.log_end, result.last_stable, result.open_transaction_start) == (RECORDS, 0, 0)
