@@ -259,7 +259,8 @@ def build_parser() -> Parser:
                       "(docs/findings/)")
     probe.add_argument("probe", metavar="NAME",
                        help="leaderless-markers: transaction markers dropped for a partition "
-                            "without a leader")
+                            "without a leader, then the same producer's next transaction "
+                            "aborted and the partition read committed")
     probe.add_argument("--kafka-versions", default="4.2.2,4.3.0,4.3.1,4.4.0",
                        help="broker releases A,B,... (default 4.2.2,4.3.0,4.3.1,4.4.0)")
     probe.set_defaults(handler=_probe)

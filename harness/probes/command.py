@@ -56,10 +56,15 @@ def probe_releases(results_dir: Path, name: str, versions_text: str) -> int:
 
 
 def _table(results: list[leaderless_markers.ProbeResult]) -> Table:
+    records = leaderless_markers.RECORDS
     table = Table("Kafka", "verdict", "end offset", "LSO", "open txn from",
-                  "coordinator's state", "marker dropped (coordinator log)")
+                  "coordinator's state", "marker dropped (coordinator log)",
+                  "after an aborted 2nd txn", "committed records read committed",
+                  "read uncommitted")
     for r in results:
         table.add_row(r.kafka_version, r.verdict, str(r.log_end), str(r.last_stable),
                       "-" if r.open_transaction_start is None else str(r.open_transaction_start),
-                      r.coordinator_state, "yes" if r.coordinator_log else "no")
+                      r.coordinator_state, "yes" if r.coordinator_log else "no",
+                      r.after_abort, f"{r.first_read_committed} of {records}",
+                      f"{r.first_read_uncommitted} of {records}")
     return table

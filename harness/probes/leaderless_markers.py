@@ -10,12 +10,18 @@ makes the one moment that matters happen every time, with a plain transactional 
    answers once PREPARE_COMMIT is in its log; the markers follow);
 3. B stays down past its broker session, so the controller fences it and P has leader -1
    while the coordinator retries the marker;
-4. B starts again on the same data.
+4. B starts again on the same data;
+5. the same producer writes a second transaction to P and aborts it, and P is read from
+   its start, read committed and read uncommitted.
 
-A release that holds the marker until P has a leader again ends with P's last stable
-offset (LSO) at its end. One that takes "no leader" for "deleted" removes P from the
-transaction, completes it, and leaves P's records in an open transaction for good: a
+A release that holds the marker until P has a leader again ends step 4 with P's last
+stable offset (LSO) at its end. One that takes "no leader" for "deleted" removes P from
+the transaction, completes it, and leaves P's records in an open transaction for good: a
 read-committed consumer never reads past them, and nothing on the broker expires it.
+Step 5 asks what that open transaction does to committed data: a partition keeps one
+open transaction per producer, from its first offset, so the second transaction's records
+join it and its ABORT marker closes it whole, the committed records with it, unless the
+broker tells them apart.
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from kafka import IsolationLevel, KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka import IsolationLevel, KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import OffsetSpec
 from kafka.errors import KafkaError
 
@@ -38,6 +44,8 @@ from harness.procs import ProcessRegistry
 TOPIC = "kchaos-probe-leaderless"
 TRANSACTIONAL_ID = "kchaos-probe-leaderless-txn"
 RECORDS = 5
+SECOND_RECORDS = 3  # the second transaction's, aborted
+FIRST_VALUE, SECOND_VALUE = "record-", "aborted-"  # value prefixes of the two transactions
 # The coordinator retries a marker as soon as the send fails; once the controller has
 # fenced B (its broker session, 9 s by default) the next retry decides. 20 s past the
 # fence is ample for it, and a release that keeps the marker keeps it however long.
@@ -48,6 +56,10 @@ SETTLE_S = 15.0
 DROPPED_LINE = re.compile(r"Couldn't find leader endpoint for partitions .*" + re.escape(TOPIC))
 
 HANGING, DELIVERED = "hanging-transaction", "markers-delivered"
+# What a read-committed consumer reads of P after the second transaction's abort.
+KEPT, LOST, ABORTED_READ = "committed-kept", "committed-lost", "aborted-read"
+# A consumer that has not reached P's end by then will not: P is a few records long.
+READ_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,12 @@ class ProbeResult:
     open_transaction_start: int | None  # the first offset of P's open transaction, if any
     coordinator_state: str  # the transaction as the coordinator remembers it
     coordinator_log: str  # the coordinator's "likely deleted" line for P, if it wrote one
+    after_abort: str  # KEPT, LOST or ABORTED_READ (step 5)
+    first_read_committed: int  # of the committed transaction's RECORDS, read committed
+    first_read_uncommitted: int  # the same records read uncommitted: still in the log
+    second_read_committed: int  # of the aborted transaction's SECOND_RECORDS (0 is right)
+    log_end_after_abort: int
+    last_stable_after_abort: int
     run_dir: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -73,6 +91,15 @@ def judge(log_end: int, last_stable: int, open_start: int | None) -> str:
     """Hanging if P holds records no marker closed: its LSO stays below its end, or a
     producer still has a transaction open on it."""
     return HANGING if last_stable < log_end or open_start is not None else DELIVERED
+
+
+def judge_after_abort(read_committed: list[str]) -> str:
+    """What a read-committed consumer of P shows after the second, aborted transaction:
+    every record of the committed one (kept), not all of them (lost), or a record of the
+    aborted one (read, which no release should do)."""
+    if any(v.startswith(SECOND_VALUE) for v in read_committed):
+        return ABORTED_READ
+    return KEPT if _count(read_committed, FIRST_VALUE) == RECORDS else LOST
 
 
 def probe(version: str, run_dir: Path, say: Callable[[str], None] = lambda _: None) -> ProbeResult:
@@ -106,7 +133,7 @@ def _probe(cluster: KafkaCluster, version: str, run_dir: Path,
         say(f"a transaction writes {RECORDS} records to {TOPIC}-0 on broker {lone} alone")
         producer.begin_transaction()
         for n in range(RECORDS):
-            producer.send(TOPIC, value=f"record-{n}".encode(), partition=0)
+            producer.send(TOPIC, value=f"{FIRST_VALUE}{n}".encode(), partition=0)
         producer.flush()
         say(f"SIGKILL broker {lone}, then commit (coordinator: broker {coordinator})")
         cluster.kill_broker(lone)
@@ -127,15 +154,36 @@ def _probe(cluster: KafkaCluster, version: str, run_dir: Path,
             return ends["committed"] >= ends["uncommitted"]
 
         wait_until(settled, SETTLE_S, interval_s=1.0)
+        log_end, last_stable = ends["uncommitted"], ends["committed"]
         open_start = _open_transaction_start(admin, partition)
         state = _transaction(admin).state
+
+        say(f"a second transaction of the same producer writes {SECOND_RECORDS} records "
+            f"to {TOPIC}-0 and aborts")
+        producer.begin_transaction()
+        for n in range(SECOND_RECORDS):
+            producer.send(TOPIC, value=f"{SECOND_VALUE}{n}".encode(), partition=0)
+        producer.flush()
+        producer.abort_transaction()
+        ends.clear()
+        wait_until(settled, SETTLE_S, interval_s=1.0)
+        say(f"reading {TOPIC}-0 read committed and read uncommitted")
+        committed = _read(cluster.bootstrap, partition, ends["uncommitted"], "read_committed")
+        uncommitted = _read(cluster.bootstrap, partition, ends["uncommitted"],
+                            "read_uncommitted")
         return ProbeResult(
             kafka_version=version,
-            verdict=judge(ends["uncommitted"], ends["committed"], open_start),
+            verdict=judge(log_end, last_stable, open_start),
             partition_broker=lone, coordinator=coordinator,
-            log_end=ends["uncommitted"], last_stable=ends["committed"],
+            log_end=log_end, last_stable=last_stable,
             open_transaction_start=open_start, coordinator_state=str(state.value),
-            coordinator_log=_dropped_line(coordinator_log), run_dir=str(run_dir),
+            coordinator_log=_dropped_line(coordinator_log),
+            after_abort=judge_after_abort(committed),
+            first_read_committed=_count(committed, FIRST_VALUE),
+            first_read_uncommitted=_count(uncommitted, FIRST_VALUE),
+            second_read_committed=_count(committed, SECOND_VALUE),
+            log_end_after_abort=ends["uncommitted"], last_stable_after_abort=ends["committed"],
+            run_dir=str(run_dir),
         )
     finally:
         producer.close(timeout=5)
@@ -172,6 +220,36 @@ def _open_transaction_start(admin: KafkaAdminClient, partition: TopicPartition) 
     starts = [p.current_transaction_start_offset for p in state.active_producers
               if p.current_transaction_start_offset >= 0]
     return min(starts) if starts else None
+
+
+Isolation = Literal["read_uncommitted", "read_committed"]
+
+
+def _read(bootstrap: str, partition: TopicPartition, end: int,
+          isolation: Isolation) -> list[str]:
+    """Every value a consumer of `isolation` reads of P from its start, up to `end` (or
+    until READ_S has passed: read committed stops at the LSO)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation,
+                             enable_auto_commit=False, group_id=None)
+    values: list[str] = []
+    try:
+        consumer.assign([partition])
+        consumer.seek_to_beginning(partition)
+
+        def at_end() -> bool:
+            for records in consumer.poll(timeout_ms=500).values():
+                values.extend(r.value.decode() for r in records)
+            position = consumer.position(partition)
+            return position is not None and position >= end
+
+        wait_until(at_end, READ_S, interval_s=0.1)
+    finally:
+        consumer.close()
+    return values
+
+
+def _count(values: list[str], prefix: str) -> int:
+    return sum(1 for v in values if v.startswith(prefix))
 
 
 def _dropped_line(log: Path) -> str:

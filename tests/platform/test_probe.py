@@ -7,7 +7,15 @@ from pathlib import Path
 
 from cli_helpers import assert_bad_input, kchaos
 
-from harness.probes.leaderless_markers import DELIVERED, HANGING, judge
+from harness.probes.leaderless_markers import (
+    ABORTED_READ,
+    DELIVERED,
+    HANGING,
+    KEPT,
+    LOST,
+    judge,
+    judge_after_abort,
+)
 
 
 def test_a_partition_whose_lso_reaches_its_end_had_its_markers() -> None:
@@ -20,6 +28,23 @@ def test_an_lso_below_the_end_is_a_hanging_transaction() -> None:
 
 def test_an_open_transaction_hangs_even_before_the_lso_is_read_behind_it() -> None:
     assert judge(log_end=5, last_stable=5, open_start=3) == HANGING
+
+
+FIRST = [f"record-{n}" for n in range(5)]
+
+
+def test_every_committed_record_read_after_the_abort_is_kept() -> None:
+    assert judge_after_abort(FIRST) == KEPT
+
+
+def test_committed_records_missing_after_the_abort_are_lost() -> None:
+    assert judge_after_abort([]) == LOST
+    assert judge_after_abort(FIRST[:4]) == LOST
+
+
+def test_a_record_of_the_aborted_transaction_read_committed_is_its_own_verdict() -> None:
+    assert judge_after_abort([*FIRST, "aborted-0"]) == ABORTED_READ
+    assert judge_after_abort(["aborted-0"]) == ABORTED_READ
 
 
 def test_an_unknown_probe_is_refused(tmp_path: Path) -> None:
