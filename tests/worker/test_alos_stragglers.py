@@ -162,8 +162,8 @@ def test_a_thread_holds_its_processing_once_its_membership_may_have_lapsed(
     thread, heartbeat = _thread(tmp_path, "at_least_once")
     now = time.monotonic()
     heartbeat.last_receive = now - 1.0  # answered a second ago: still a member
-    assert not thread._membership_lapsed()
+    assert not thread.membership.lapsed(thread.consumer)
     heartbeat.last_receive = now - 6.0  # paused past half its 10 s session
-    assert thread._membership_lapsed()
+    assert thread.membership.lapsed(thread.consumer)
     thread.on_assigned(set())  # joined again: the assignment is this generation's
-    assert not thread._membership_lapsed()
+    assert not thread.membership.lapsed(thread.consumer)

@@ -98,3 +98,18 @@ def test_kafka_8187_standby_lock_cleaner_stale_checkpoint(
         assert late and all(got < want for _i, got, want in late)  # lost history
     else:
         assert v.valid, v
+        # Issue 53: a held lock is tried again after a back-off, each try traced with the
+        # failures in a row; a thread that retried on every turn of its loop traced
+        # hundreds of lines per second of a hold, none numbered.
+        streaks: dict[tuple[int, str, str], list[int]] = {}
+        for e in a.events():
+            if e["event"] == "lock-failed":
+                tries = streaks.setdefault((e["pid"], e["thread"], e["task"]), [])
+                tries.append(e["attempt"])
+        assert streaks, "the lock was contended, yet no lock-failed"
+        for key, tries in streaks.items():
+            # numbered from 1 again after each streak; a sixth try comes 17 s after the first
+            # at least, far longer than the 2 s checkpoint delay holds the lock
+            pairs = zip([0, *tries[:-1]], tries, strict=True)
+            assert all(n == 1 or n == prev + 1 for prev, n in pairs), (key, tries)
+            assert max(tries) <= 6, (key, tries)

@@ -136,5 +136,5 @@ def test_only_a_stable_member_whose_heartbeats_stopped_asks_whether_it_is_a_zomb
     consumer._coordinator = _Coordinator(state, member_id, heartbeat_enabled=False)  # type: ignore[assignment]
     # the loop's snapshot was taken before the heartbeat reset the generation
     thread._group_meta = SimpleNamespace(state=MemberState.STABLE)  # type: ignore[assignment]
-    assert thread._heartbeat_fenced() is zombie
+    assert thread.membership.heartbeat_fenced(thread.consumer) is zombie
     assert asked == ([member_id] if zombie else [])

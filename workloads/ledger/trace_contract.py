@@ -158,8 +158,10 @@ CLEANER_PASS: Final = _event(
 LOCK_FAILED: Final = _event(
     "lock-failed", WORKER | Emitter.KSTREAMS_LEGACY,
     "a task could not take its directory's lock (legacy app: from AssignedTasks' TRACE "
-    "line \"Could not create ... due to LockException; will retry\", logged up to 2.5)",
-    {**_TASK, "kind": "active or standby"})
+    "line \"Could not create ... due to LockException; will retry\", logged up to 2.5; "
+    "the worker: each try, after a back-off, `attempt` counting the failures in a row)",
+    {**_TASK, "kind": "active or standby",
+     "attempt": "worker: failed tries in a row, 1 the first (the legacy app: none)"})
 SST_FILE: Final = _event(
     "sst-file", STATEDIR, "a new SST file under a task directory, at its mtime",
     {**_TASK, "store": "store folder", "file": "file name", "bytes": "its size", **_SOURCE})

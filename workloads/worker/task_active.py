@@ -64,7 +64,7 @@ class StreamTask:
 
     def try_initialize(self, reader: ChangelogReader) -> bool:
         if not self.sdir.lock(self.task, self.thread):
-            return False  # another thread still closes it; retried every loop
+            return False  # another thread still closes it; retried after a back-off
         self.sdir.task_dir(self.task)
         ckpt = self.sm.read_checkpoint()
         self._restore_from(reader, self.sm.initialize(ckpt, delete_after_read=self.cfg.eos))

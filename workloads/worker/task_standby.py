@@ -5,8 +5,8 @@ process restores only a tail. It never processes input and checkpoints what it a
 KAFKA-8187 lives here: with the switch, the checkpoint is read at creation before the
 lock, the lock is tried once, and on close the creation-time offsets are written back even
 though the task never held the lock (recreating a cleaned directory). Without it the lock
-is retried every loop, the checkpoint is read after the lock is taken, and a checkpoint is
-only written by a task that holds its lock.
+is retried (after a back-off, thread_tasks.py), the checkpoint is read after the lock is
+taken, and a checkpoint is only written by a task that holds its lock.
 """
 
 from __future__ import annotations
@@ -65,8 +65,7 @@ class StandbyTask:
     def try_initialize(self, reader: ChangelogReader) -> bool:
         if self.initialized or self.gave_up:
             return self.initialized
-        if not self.sdir.lock(self.task, self.thread):
-            self.tracer.emit(self.thread, "lock-failed", task=self.task, kind="standby")
+        if not self.sdir.lock(self.task, self.thread):  # the task manager traces it
             if self.cfg.bug(bugs.KAFKA_8187):
                 self.gave_up = True
             return False

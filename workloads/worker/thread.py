@@ -4,8 +4,9 @@ zombie), its changelog reader and its tasks. One loop iteration is Kafka Streams
 poll, apply an assignment, initialise/restore tasks, process, maybe commit.
 
 The clients and their bounded transactional calls are in `clients.py`, the rebalance
-listener in `thread_listener.py`, the tasks in `thread_tasks.py`; the process watchdog that
-ends a stalled thread is in `app.py`.
+listener in `thread_listener.py`, the group membership in `thread_membership.py`, the tasks
+in `thread_tasks.py`, processing and commits in `thread_executor.py`; the process watchdog
+that ends a stalled thread is in `app.py`.
 """
 
 from __future__ import annotations
@@ -17,36 +18,35 @@ from collections.abc import Callable
 
 import kafka.errors as Errors
 from kafka import TopicPartition
-from kafka.structs import ConsumerGroupMetadata, MemberState, OffsetAndMetadata
+from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 
 from workloads.ledger.contract import task_id
-from workloads.worker import bugs, clients
+from workloads.worker import clients
 from workloads.worker.assignor import StreamsAssignor, Subscription
 from workloads.worker.collector import RecordCollector
 from workloads.worker.config import WorkerConfig
 from workloads.worker.control import ControlFile
-from workloads.worker.global_thread import GlobalNotReady
 from workloads.worker.restore import ChangelogReader
 from workloads.worker.statedir import StateDirectory
-from workloads.worker.task_active import StreamTask
+from workloads.worker.thread_executor import TaskExecutor
 from workloads.worker.thread_listener import StreamThreadListener
+from workloads.worker.thread_membership import Membership
 from workloads.worker.thread_tasks import TaskManager
 from workloads.worker.trace import Tracer
 
 log = logging.getLogger(__name__)
 
-MAX_QUEUE = 2000  # records buffered per task before its partition is paused
-# A consumer whose coordinator stays unknown this long is replaced (kafka-python 3.0.12
-# does not always find a coordinator again after a broker crash).
-NO_COORDINATOR_S = 15.0
-JOIN_TIMEOUT_MS = 2000
+# How long a poll may block: the main consumer's while no active task restores, the
+# restore consumer's while one does (Kafka Streams' poll.ms, 100 ms by default).
+POLL_MS = 50
+RESTORE_POLL_MS = 20
 
 
 class Fenced(RuntimeError):
     """Another live incarnation of this pod owns our ids: this process is the zombie."""
 
 
-class StreamThread(threading.Thread):
+class StreamThread(TaskExecutor, threading.Thread):
     def __init__(
         self,
         cfg: WorkerConfig,
@@ -74,13 +74,8 @@ class StreamThread(threading.Thread):
         self._assigned_once = False  # RUNNING needs a first assignment, even an empty one
         self._group_meta: ConsumerGroupMetadata | None = None
         self.last_loop = time.monotonic()  # the client's watchdog reads it
-        self._unhealthy_since: float | None = None
-        self._no_coordinator_since: float | None = None
-        self._last_zombie_check = 0.0
+        self.membership = Membership(cfg, self.tname)
         self._fatal: BaseException | None = None
-        self._joined_at = float("-inf")  # when the listener last got an assignment
-        self._lapsed = False  # at-least-once: processing held, membership maybe gone
-        # at-least-once revocation: checkpoints to write once the listener has committed
         self._post_commit: Callable[[], None] | None = None
 
     # -- setup -----------------------------------------------------------------------
@@ -144,7 +139,7 @@ class StreamThread(threading.Thread):
         self.tm.suspend_all()
 
     def on_assigned(self, assigned: set[TopicPartition]) -> None:
-        self._joined_at = time.monotonic()
+        self.membership.joined()
         self._pending = set(assigned)
         if assigned:
             self.consumer.pause(*assigned)  # resumed per task once it is RUNNING
@@ -172,17 +167,22 @@ class StreamThread(threading.Thread):
     def _run_once(self) -> None:
         if self._fatal is not None:
             raise Fenced(f"fenced by a newer incarnation of this pod: {self._fatal}")
-        if self._heartbeat_fenced():
+        if self.membership.heartbeat_fenced(self.consumer):
             raise Fenced("fenced by a newer incarnation of this pod: heartbeat stopped")
-        busy = self.tm.restoring() or self.reader.has_work()
+        # Kafka Streams' pollPhase and StoreChangelogReader: the main poll returns at once
+        # only while an active task restores, and the restore poll then blocks; otherwise
+        # the main poll blocks and the standbys' changelogs are read after it, at once.
+        # Both returned at once whenever a standby ran or an active waited for its lock:
+        # the loop spun, and tried two standby locks 613,000 times in 2 min (issue 53).
+        restoring = self.reader.restoring()
         joining = not self._group_healthy()
         self.last_loop = time.monotonic()
         # The listener runs on the consumer's IO thread: it uses this snapshot (taken by the
         # stream thread, the generation being revoked) instead of calling into the consumer.
         self._group_meta = self.consumer.group_metadata()
         batches = {}
-        if not joining or self._join():
-            batches = self.consumer.poll(timeout_ms=0 if busy else 50)
+        if not joining or self.membership.join(self.consumer):
+            batches = self.consumer.poll(timeout_ms=0 if restoring else POLL_MS)
         if self._lost:
             self._lost = False
             self._close_dirty()
@@ -197,7 +197,8 @@ class StreamThread(threading.Thread):
                 task.queue.extend(records)
         self.tm.try_initialize()
         if self.reader.has_work():
-            done, invalid = self.reader.poll(timeout_ms=20 if self.tm.restoring() else 0)
+            restoring = self.reader.restoring()
+            done, invalid = self.reader.poll(timeout_ms=RESTORE_POLL_MS if restoring else 0)
             if invalid:
                 self.tm.on_invalid(invalid)
             assigned = self.consumer.assignment()
@@ -219,7 +220,8 @@ class StreamThread(threading.Thread):
                 self._task_migrated(e)
             # A ProducerFenced (the transaction coordinator moved, an epoch was bumped) is
             # Kafka Streams' TaskMigrated, unless a newer process owns this instance id.
-            elif isinstance(fenced, Errors.FencedInstanceIdError) or self._zombie():
+            elif (isinstance(fenced, Errors.FencedInstanceIdError)
+                  or self.membership.zombie(self.consumer)):
                 raise Fenced(f"fenced by a newer incarnation of this pod: {fenced}") from e
             else:
                 self._task_migrated(fenced, renew_producer=True)
@@ -229,38 +231,11 @@ class StreamThread(threading.Thread):
         ):
             self._set_state("RUNNING")
 
-    def _join(self) -> bool:
-        """The group side of a poll, for up to JOIN_TIMEOUT_MS; true once the member is in
-        the group (the listener has run). kafka-python 3.0.12 can lose a join, or a
-        coordinator lookup, that completes between two short polls, so the exchange must
-        finish inside one call; a whole poll() of that length would then run on to its
-        timeout, as the partitions just assigned stay paused until their tasks are ready
-        (1.7 s of a pod's start, measured from its trace and the broker's log)."""
-        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
-        return bool(coordinator.poll(timeout_ms=JOIN_TIMEOUT_MS))
-
     def _group_healthy(self) -> bool:
-        """Stable member with a known coordinator. A consumer that has not found its
-        coordinator for NO_COORDINATOR_S (broker crash), or is unstable for longer than a
-        few session timeouts (a client hang), is replaced: tasks close dirty, it rejoins."""
-        meta = self._group_meta
-        coordinator_known = not self.consumer._coordinator.coordinator_unknown()  # type: ignore[attr-defined]
-        healthy = meta is not None and meta.state == MemberState.STABLE and coordinator_known
-        now = time.monotonic()
-        if healthy:
-            self._unhealthy_since = self._no_coordinator_since = None
-            return True
-        self._unhealthy_since = self._unhealthy_since or now
-        self._no_coordinator_since = (
-            None if coordinator_known else self._no_coordinator_since or now
-        )
-        limit = max(30.0, 3 * self.cfg.session_timeout_ms / 1000)
-        if now - self._unhealthy_since > limit:
-            self._replace_consumer(f"not a stable group member for {limit:.0f} s")
-        elif (self._no_coordinator_since is not None
-              and now - self._no_coordinator_since > NO_COORDINATOR_S):
-            self._replace_consumer(f"no group coordinator for {NO_COORDINATOR_S:.0f} s")
-        return False
+        healthy, replace = self.membership.healthy(self.consumer, self._group_meta)
+        if replace is not None:
+            self._replace_consumer(replace)
+        return healthy
 
     def _replace_consumer(self, reason: str) -> None:
         log.warning("%s: %s; new consumer", self.tname, reason)
@@ -268,43 +243,11 @@ class StreamThread(threading.Thread):
         self._close_dirty()
         self.consumer.close(autocommit=False)
         self._pending, self._assigned_once = None, False
-        self._unhealthy_since = self._no_coordinator_since = None
+        self.membership.reset()
         self.consumer = clients.new_consumer(
             self.cfg, self.tname, self.assignor, StreamThreadListener(self)
         )
         self._set_state("STARTING")
-
-    def _heartbeat_fenced(self) -> bool:
-        """kafka-python's heartbeat thread swallows FencedInstanceId (it only stops
-        heartbeating): a stable member that no longer heartbeats asks the group, at most
-        every few seconds, whether a newer process holds its instance id.
-
-        Stable now, not in the loop's snapshot (`_group_meta`): a heartbeat answered
-        "unknown member" (the group dropped a member paused past its session) resets the
-        generation and stops the heartbeats too, and the member's own rejoin, its member
-        id not known yet, then looked like a newer process holding its instance id: the
-        thread died "fenced" instead of rejoining. A fenced member stays stable in
-        kafka-python (FencedInstanceId only stops the heartbeats)."""
-        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
-        generation = coordinator.generation_if_stable()
-        if generation is None or getattr(coordinator, "_heartbeat_enabled", True):
-            return False
-        now = time.monotonic()
-        if now - self._last_zombie_check < 5.0:
-            return False
-        self._last_zombie_check = now
-        return clients.newer_incarnation(
-            self.cfg, f"{self.cfg.instance_id}-{self.tname}", generation.member_id
-        )
-
-    def _zombie(self) -> bool:
-        """Does a newer process hold this thread's static instance id?"""
-        coordinator = self.consumer._coordinator  # type: ignore[attr-defined]
-        generation = getattr(coordinator, "_generation", None)
-        member_id = getattr(generation, "member_id", None)
-        return clients.newer_incarnation(
-            self.cfg, f"{self.cfg.instance_id}-{self.tname}", member_id
-        )
 
     def _apply_assignment(self) -> set[TopicPartition]:
         """Returns the input partitions, all read again from their committed offsets.
@@ -337,121 +280,6 @@ class StreamThread(threading.Thread):
                 self.consumer.seek_to_beginning(tp)
             else:
                 self.consumer.seek(tp, committed)
-
-    def _membership_lapsed(self) -> bool:
-        """At-least-once: may the group have dropped this member? Nothing fences it without
-        transactions: a member paused or cut off past its session runs on with the records
-        it had fetched until a heartbeat or a commit tells it, and would write, against
-        its old stores, after the member that took its tasks over (issue 33: 200 ms of
-        it put stale balances on a changelog). It processes only while a heartbeat, or
-        its join, succeeded within half the session timeout; the broker counts the
-        session from the same heartbeats, received no later than their responses."""
-        heartbeat = self.consumer._coordinator.heartbeat  # type: ignore[attr-defined]
-        last = max(heartbeat.last_receive, self._joined_at)
-        lapsed = time.monotonic() - last >= self.cfg.session_timeout_ms / 2000
-        if lapsed != self._lapsed:
-            self._lapsed = lapsed
-            if lapsed:
-                log.warning("%s: no heartbeat for %.1f s: processing held until the group "
-                            "answers", self.tname, time.monotonic() - last)
-            else:
-                log.info("%s: heartbeats answered again: processing resumed", self.tname)
-        return lapsed
-
-    def _process(self) -> None:
-        for task in self.tm.running():
-            for _ in range(500):
-                if not task.queue:
-                    break
-                if not self.cfg.eos and self._membership_lapsed():
-                    return  # the records stay queued; the next poll rejoins if need be
-                if self.cfg.eos and not self._in_txn:
-                    self.producer.begin_transaction()
-                    self._in_txn = True
-                    self.tracer.emit(self.tname, "txn-begin")
-                try:
-                    task.process_one(self.collector)
-                except GlobalNotReady:  # the global store is rebuilt: the record waits
-                    # Once per rebuild: `global_ready` keeps _process from running again.
-                    self.tracer.emit(self.tname, "global-wait", task=task.task)
-                    return
-            for store in task.memtable_switches():
-                self.tracer.emit(self.tname, "memtable-flush", task=task.task, store=store,
-                                 in_txn=self._in_txn)
-            paused = task.input_tp in self.consumer.paused()
-            if len(task.queue) > MAX_QUEUE and not paused:
-                self.consumer.pause(task.input_tp)
-            elif len(task.queue) < MAX_QUEUE // 4 and paused:
-                self.consumer.resume(task.input_tp)
-        if self.cfg.eos and self.cfg.bug(bugs.OFFSETS_OUTSIDE_TXN):
-            offsets = self._offsets(self.tm.running())
-            if offsets:
-                self.consumer.commit(offsets)
-                self.tracer.emit(self.tname, "commit", offsets=self._trace_offsets(offsets))
-
-    # -- commits -----------------------------------------------------------------------
-
-    @staticmethod
-    def _offsets(tasks: list[StreamTask]) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {
-            t.input_tp: OffsetAndMetadata(t.next_offset, "", -1)
-            for t in tasks
-            if t.next_offset is not None
-        }
-
-    @staticmethod
-    def _trace_offsets(offsets: dict[TopicPartition, OffsetAndMetadata]) -> dict[str, int]:
-        return {
-            str(tp.partition): om.offset
-            for tp, om in sorted(offsets.items())
-            if om.offset is not None  # never None: _offsets builds them from next offsets
-        }
-
-    def _commit(self, in_listener: bool = False) -> dict[TopicPartition, OffsetAndMetadata]:
-        """Commit all tasks of the thread. Returns offsets the caller still has to commit
-        through the consumer (at-least-once inside the rebalance listener)."""
-        self._last_commit = time.monotonic()
-        tasks = [t for t in self.tm.active.values() if t.uncommitted]
-        offsets = self._offsets(tasks)
-        if self.cfg.eos:
-            if not self._in_txn:
-                return {}
-            if offsets and not self.cfg.bug(bugs.OFFSETS_OUTSIDE_TXN):
-                meta = self._group_meta if in_listener else self.consumer.group_metadata()
-                if meta is None:
-                    raise RuntimeError("no group metadata: the consumer has not joined")
-                clients.send_offsets_to_transaction(self.producer, offsets, meta)
-            records = self.collector.count
-            clients.commit_transaction(self.producer)
-            self._in_txn = False
-            changelog = self.collector.take_offsets()
-            self.tracer.emit(
-                self.tname, "txn-commit", offsets=self._trace_offsets(offsets), records=records
-            )
-            for t in tasks:
-                t.committed(changelog)
-            return {}
-        self.producer.flush()
-        changelog = self.collector.take_offsets()
-
-        def post_commit() -> None:
-            if offsets:
-                self.tracer.emit(self.tname, "commit", offsets=self._trace_offsets(offsets))
-            for t in tasks:
-                t.committed(changelog)
-                t.sm.checkpoint("commit")  # at-least-once: after the commit, stores flushed first
-
-        if in_listener:
-            # The listener awaits the offset commit, then finish_revocation runs post_commit:
-            # a checkpoint only for offsets committed (Kafka Streams' postCommit). Written
-            # before the commit, a commit that failed left it claiming changelog records of
-            # input not committed, and the listener's error killed the thread.
-            self._post_commit = post_commit
-            return offsets
-        if offsets:
-            self.consumer.commit(offsets)
-        post_commit()
-        return {}
 
     def _task_migrated(self, error: Exception, renew_producer: bool = False) -> None:
         """A commit failed (fenced generation or producer, timeout, abortable error): Kafka
@@ -494,7 +322,8 @@ class StreamThread(threading.Thread):
             except Errors.KafkaError as e:
                 fenced = clients.fencing_error(e)
                 if fenced is not None and (
-                    isinstance(fenced, Errors.FencedInstanceIdError) or self._zombie()
+                    isinstance(fenced, Errors.FencedInstanceIdError)
+                    or self.membership.zombie(self.consumer)
                 ):
                     self._fatal = fenced  # never fence the live incarnation back: die instead
                 else:

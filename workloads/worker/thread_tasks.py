@@ -1,6 +1,7 @@
 """The tasks of one stream thread (Kafka Streams' TaskManager): applies assignments,
-retries task initialisation, routes restored/invalid changelog partitions to their task,
-and suspends or closes tasks on revocation and shutdown."""
+retries task initialisation (a task whose directory lock another thread holds waits out
+its back-off, lock_backoff.py), routes restored/invalid changelog partitions to their
+task, and suspends or closes tasks on revocation and shutdown."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from kafka import TopicPartition
 from workloads.worker import bugs
 from workloads.worker.config import WorkerConfig
 from workloads.worker.control import ControlFile
+from workloads.worker.lock_backoff import LockBackoff
 from workloads.worker.restore import ChangelogReader
 from workloads.worker.statedir import StateDirectory
 from workloads.worker.task_active import CREATED, RESTORING, RUNNING, SUSPENDED, StreamTask
@@ -33,6 +35,7 @@ class TaskManager:
         self.reader, self.global_version, self.thread = reader, global_version, thread
         self.active: dict[str, StreamTask] = {}
         self.standby: dict[str, StandbyTask] = {}
+        self.backoff = LockBackoff()
 
     # -- assignment ------------------------------------------------------------------
 
@@ -57,16 +60,36 @@ class TaskManager:
             sb = StandbyTask(self.cfg, t, self.sdir, self.tracer, self.control, self.thread)
             self.standby[t] = sb
             if self.cfg.bug(bugs.KAFKA_8187):
-                sb.try_initialize(self.reader)  # the one and only attempt
+                self._initialize(sb)  # the one and only attempt
+        self._end_streaks()
 
     def try_initialize(self) -> None:
         for task in self.active.values():
             if task.state == CREATED:
-                task.try_initialize(self.reader)
+                self._initialize(task)
         if not self.cfg.bug(bugs.KAFKA_8187):
             for sb in self.standby.values():
                 if not sb.initialized:
-                    sb.try_initialize(self.reader)
+                    self._initialize(sb)
+
+    def _initialize(self, task: StreamTask | StandbyTask) -> None:
+        """One try at the task's lock, and its initialisation once taken, unless its
+        back-off runs (Kafka Streams' addTaskToStateUpdater). Each failed try is traced
+        with the failures in a row so far."""
+        if not self.backoff.may_try(task.task):
+            return
+        if task.try_initialize(self.reader):
+            self.backoff.end(task.task)
+            return
+        attempt = self.backoff.failed(task.task)
+        self.tracer.emit(self.thread, "lock-failed", task=task.task, kind=task.kind,
+                         attempt=attempt)
+
+    def _end_streaks(self) -> None:
+        """The back-off of a task that left the thread ends: assigned again, it tries at once."""
+        for t in self.backoff.waiting():
+            if t not in self.active and t not in self.standby:
+                self.backoff.end(t)
 
     def _owner(self, tp: TopicPartition) -> StreamTask | StandbyTask | None:
         tasks: list[StreamTask | StandbyTask] = [*self.active.values(), *self.standby.values()]
@@ -108,9 +131,6 @@ class TaskManager:
     def running(self) -> list[StreamTask]:
         return [t for t in self.active.values() if t.state == RUNNING]
 
-    def restoring(self) -> bool:
-        return any(t.state in (CREATED, RESTORING) for t in self.active.values())
-
     # -- revocation / shutdown ---------------------------------------------------------
 
     def suspend_all(self) -> None:
@@ -121,6 +141,7 @@ class TaskManager:
                 task.suspend()
             elif task.state != SUSPENDED:
                 self.active.pop(t).close(self.reader, clean=True)
+        self._end_streaks()
 
     def checkpoint_standbys(self) -> None:
         for sb in self.standby.values():
@@ -138,3 +159,4 @@ class TaskManager:
                 sb.sm.close()
                 self.sdir.unlock(sb.task, self.thread)
                 sb.closed = True
+        self._end_streaks()
