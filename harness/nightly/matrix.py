@@ -170,7 +170,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-Setting = StrictStr | StrictInt | StrictFloat  # a run setting's value: RunConfig types it
+Setting = StrictStr | StrictInt | StrictFloat | StrictBool  # a value: RunConfig types it
 
 
 class IncludeDoc(_Strict):

@@ -254,18 +254,20 @@ def parse_setting(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     key = key.strip().replace("-", "_")
     if not sep or key not in SETTINGS:
-        names = [s.name for s in SETTINGS.values() if s.kind in (int, float, str) and not s.many]
+        names = [s.name for s in SETTINGS.values()
+                 if s.kind in (int, float, str, bool) and not s.many]
         close = difflib.get_close_matches(key, names, n=1)
         raise UsageError(f"--set {text}: give KEY=VALUE with a run setting as KEY"
                          + (f" (did you mean {close[0]!r}?)" if close else "")
                          + f"; settings: {', '.join(names)}")
     declared = SETTINGS[key]
-    if declared.kind not in (int, float, str) or declared.many:
+    if declared.kind not in (int, float, str, bool) or declared.many:
         raise UsageError(f"--set {text}: {key} is not a single value; use its own option")
     try:
         return key, declared.parse(raw)
     except ValueError:
-        what = {int: "a whole number", float: "a number"}.get(declared.kind, "text")
+        what = {int: "a whole number", float: "a number", bool: "true or false"}.get(
+            declared.kind, "text")
         raise UsageError(f"--set {text}: {key} takes {what}, not {raw!r}") from None
 
 

@@ -115,6 +115,11 @@ class Setting(Declared):
         """The value of option text (`--pods 3`, `--bugs A,B`); ValueError if mistyped."""
         if self.many:
             return tuple(self.kind(item) for item in text.split(",") if item)
+        if self.kind is bool:  # bool("false") is True
+            said = text.strip().lower()
+            if said not in ("true", "false"):
+                raise ValueError(text)
+            return said == "true"
         return self.kind(text)
 
     def said(self, value: Any) -> str:

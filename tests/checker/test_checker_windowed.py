@@ -132,6 +132,23 @@ def test_sessions_merged_across_a_gap_are_wrong(spark: SparkSession) -> None:
     assert wrong.details["sessions"] == 2  # both sessions it swallowed
 
 
+def test_a_withdrawal_lost_leaves_a_stale_session_wrong_under_exactly_once_only(
+    spark: SparkSession,
+) -> None:
+    """At-least-once can keep a merge's changelog record and lose the output that withdrew
+    the session it replaced: the earlier version stays live beside the right one."""
+    records = steady()
+    windows, sessions = run(SPEC, records)
+    withdrawal = next(s for s in sessions if s["removed"])
+    kept = [s for s in sessions if s is not withdrawal]
+    frames = frames_of(spark, records, windows, kept)
+    lost, wrong = judge(spark, frames, EOS)
+    assert lost.valid is True and wrong.valid is False
+    assert [e["reason"] for e in wrong.examples] == ["stale"]
+    lost, wrong = judge(spark, frames, ALOS)
+    assert (lost.valid, wrong.valid, wrong.count) == (True, True, 1)
+
+
 def test_a_session_that_lost_its_start_is_lost_history(spark: SparkSession) -> None:
     records = steady()
     windows, sessions = run(SPEC, records)

@@ -30,11 +30,14 @@ NAMES = tuple(name for name, s in SCENARIOS.items() if s.sut == KAFKA_STREAMS)
 KSTREAMS_CONDITIONS = {"commits", "restored"}
 LEGACY_CONDITIONS = {"contended", "cleaned", "cleaner-deleted"}
 LEGACY_ONLY = {"KAFKA-8187-kstreams", "KAFKA-8187-family"}  # aimed at 2.x: the legacy app
+# From the current tree's store-flush lines (3.7 on: RocksDB's event listener).
+CURRENT_CONDITIONS = {"newest-segment-flushed"}
+CURRENT_ONLY = {"segment-flush-skew"}
 
 
 def test_registered_after_every_other_profile() -> None:
     assert NAMES == ("KAFKA-7672-kstreams", "KAFKA-8187-kstreams", "KIP-406-kstreams",
-                     "KAFKA-8187-family")
+                     "KAFKA-8187-family", "segment-flush-skew")
     assert PROFILES[-len(NAMES):] == NAMES
     assert all(REGISTRY[name] is SCENARIOS[name] for name in NAMES)
 
@@ -67,7 +70,8 @@ def test_only_conditions_the_app_traces_and_faults_it_takes(name: str, limit: fl
             for trigger in (step.trigger, step.heal_when):
                 if trigger is not None and trigger.condition is not None:
                     allowed = KSTREAMS_CONDITIONS | (
-                        LEGACY_CONDITIONS if name in LEGACY_ONLY else set())
+                        LEGACY_CONDITIONS if name in LEGACY_ONLY else set()) | (
+                        CURRENT_CONDITIONS if name in CURRENT_ONLY else set())
                     assert trigger.condition in allowed, (name, step)
                     assert trigger.timeout_s > 0
 

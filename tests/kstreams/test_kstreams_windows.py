@@ -53,6 +53,6 @@ def test_an_unlogged_window_store_loses_history_on_the_plan_the_app_passes(
     lost = doc["checks"]["window-lost-history"]
     assert code == 1 and lost["valid"] is False, doc["anomaly_counts"]
     assert lost["details"]["windows"] > 0
-    assert {e["reason"] for e in lost["examples"]} & {"below", "missing", "partial", "split"}
+    assert {e["reason"] for e in lost["examples"]} & {"below", "missing", "partial"}
     # The balances are logged as ever: only the windows went back.
     assert doc["checks"]["lost-history"]["valid"] is True

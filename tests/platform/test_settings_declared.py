@@ -31,7 +31,8 @@ BAD_VALUES = {
     "platform": "k8s", "restart": "sometimes", "partitions": "0", "duplicate_fraction": "1",
     "session_timeout_ms": "0", "transaction_timeout_ms": "-5", "max_poll_records": "0",
     "restore_max_poll_records": "0", "sut": "nosuch", "kafka_version": "3.6.2",
-    "streams_config": "no-value", "group_protocol": "stream",
+    "streams_config": "no-value", "group_protocol": "stream", "write_buffer_count": "0",
+    "window_retention_ms": "5000", "window_segment_ms": "10",
 }
 RECORDED_ONLY = {"drawn_knobs"}  # written by the run, never typed: checked on reading
 
@@ -75,7 +76,8 @@ def test_each_setting_with_a_flag_is_an_option_and_the_rest_are_listed_for_set()
     listed = " ".join(run.format_help().split())
     for declared in SETTINGS.values():
         if declared.flag is None and not declared.many:
-            assert f"{declared.name}: {declared.help}" in listed, declared.name
+            said = " ".join(declared.help_text().split())  # its SUTs first, if any
+            assert f"{declared.name}: {said}" in listed, declared.name
 
 
 def _shown(value: Any) -> str:
@@ -130,7 +132,7 @@ def test_a_recorded_setting_is_checked_when_read_back() -> None:
 SUT_VALUES: dict[str, Any] = {
     "bugs": ("KAFKA-7672",), "kstreams_version": "4.1.2", "streams_config": ("a=b",),
     "app": "app.jar", "app_class": "a.B", "app_main": "a.C", "app_args": "x",
-    "input_spec": "spec.yaml", "oracle": True,
+    "input_spec": "spec.yaml", "oracle": True, "transactional_stores": True,
 }
 
 
@@ -145,7 +147,8 @@ def test_a_setting_of_another_sut_is_refused_by_every_sut_that_lacks_it() -> Non
             config = dataclasses.replace(RunConfig(), sut=sut.name, **{name: value})
             with pytest.raises(UsageError) as caught:
                 validate(config)
-            assert str(caught.value).startswith(f"{declared.flag} "), (name, caught.value)
+            said = declared.flag or declared.name  # a --set setting by its name
+            assert str(caught.value).startswith(f"{said} "), (name, caught.value)
 
 
 @pytest.mark.parametrize(("cell", "says"), [

@@ -125,20 +125,24 @@ def test_the_shrunk_plan_folder_runs_the_knobs_kept(
     # Seed 4 drew the guarantee, commit interval and standbys at `all`'s own values, and
     # its 1 partition is bounded to 6 for 2 pods (faults/knobs.py), `all`'s own too:
     # drawn still, and at their defaults already.
-    at_default = ("guarantee", "commit_interval_ms", "standbys", "partitions")
+    # So did its write-buffer count and segment interval (drawn since issue 49).
+    at_default = ("guarantee", "commit_interval_ms", "standbys", "partitions",
+                  "write_buffer_count", "window_segment_ms")
     assert shrunk.drawn_knobs == ("guarantee", "commit_interval_ms", "session_timeout_ms",
-                                  "standbys", "partitions")
+                                  "standbys", "partitions", "write_buffer_count",
+                                  "window_segment_ms")
     assert all(getattr(shrunk, n) == knob_default("all", n) for n in at_default)
     assert shrunk.session_timeout_ms == 45_000
     assert shrunk.threads == 2 and shrunk.standbys == 1 and shrunk.partitions == 6
     assert shrunk.guarantee == "exactly_once_v2" and shrunk.rate == 100.0
     knobs = json.loads((folder / "plan" / "plan.json").read_text())["knobs"]
     kept = {"guarantee": "exactly_once_v2", "commit_interval_ms": 2000,
-            "session_timeout_ms": 45_000, "standbys": 1, "partitions": 6}
+            "session_timeout_ms": 45_000, "standbys": 1, "partitions": 6,
+            "write_buffer_count": 3, "window_segment_ms": 5000}
     assert knobs["drawn"] == kept
     log = json.loads((folder / "shrink.json").read_text())
     assert log["shrunk"]["knobs"] == kept
     assert log["original"]["knobs"]["session_timeout_ms"] == 45_000
     page = (folder / "report.html").read_text().split('id="knobs"')[1].split("</table>")[0]
-    assert page.count('data-status="reset"') == 8 and page.count('data-status="kept"') == 1
-    assert page.count('data-status="drawn = default"') == 4
+    assert page.count('data-status="reset"') == 9 and page.count('data-status="kept"') == 1
+    assert page.count('data-status="drawn = default"') == 6
