@@ -96,8 +96,10 @@ class UserApp:
             own = app_jars(config.app).own  # the Main-Class is in the app's own jar
         entry = resolve_entry(config.app_class, config.app_main, config.app_args, spec, own)
         app = cls(config.app, entry, config.kstreams_version or DEFAULT_VERSION, spec,
-                  (*spec.config, *config.streams_config), config.guarantee)
+                  (*spec.config, *config.streams_config, *kstreams.store_settings(config)),
+                  config.guarantee)
         kstreams.require_served(app.version)
+        kstreams.require_store_settings(config, app.version)
         return app
 
     def __init__(self, app: str, entry: Entry | str, version: str, spec: InputSpec,

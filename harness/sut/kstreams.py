@@ -186,8 +186,17 @@ def windows_args(config: RunConfig) -> tuple[str, ...]:
 
 
 def store_settings(config: RunConfig) -> tuple[str, ...]:
-    """Kafka Streams settings the run's store settings stand for."""
+    """Kafka Streams settings the run's store settings stand for (the ledger app's and any
+    app's)."""
     return (f"{TRANSACTIONAL_STORES}=true",) if config.transactional_stores else ()
+
+
+def require_store_settings(config: RunConfig, version: str) -> None:
+    """UsageError (254) for a store setting the release `version` does not have."""
+    if config.transactional_stores and release(version) < TRANSACTIONAL_STORES_FIRST:
+        raise UsageError(
+            f"--set transactional_stores=true needs Kafka Streams 4.4 or newer (KIP-892); "
+            f"--kstreams-version {version} has no {TRANSACTIONAL_STORES}")
 
 
 class KafkaStreamsApp:
@@ -200,10 +209,7 @@ class KafkaStreamsApp:
         sut = cls(config.kstreams_version or default_version(),
                   (*config.streams_config, *store_settings(config)), windows_args(config))
         require_served(sut.version)
-        if config.transactional_stores and release(sut.version) < TRANSACTIONAL_STORES_FIRST:
-            raise UsageError(
-                f"--set transactional_stores=true needs Kafka Streams 4.4 or newer (KIP-892); "
-                f"--kstreams-version {sut.version} has no enable.transactional.statestores")
+        require_store_settings(config, sut.version)
         if config.oracle and sut.generation is not GENERATIONS[0]:
             first = ".".join(map(str, GENERATIONS[0].first))
             raise UsageError(f"--oracle runs the reference with the launcher of Kafka Streams "

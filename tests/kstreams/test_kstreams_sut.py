@@ -66,6 +66,8 @@ def test_a_release_that_is_no_version_is_refused() -> None:
     ["--sut", "kstreams", "--bugs", "KAFKA-20685"],
     ["--kstreams-version", "4.1.2"],  # without --sut kstreams
     ["--sut", "kstreams", "--streams-config", "no-equals-sign"],
+    # KIP-892's setting is 4.4's: an older release is refused, never run without it
+    ["--sut", "kstreams", "--kstreams-version", "4.3.1", "--set", "transactional_stores=true"],
 ])
 def test_bad_options_are_one_line_254_and_no_run_folder(
     tmp_path: Path, args: list[str], capsys: pytest.CaptureFixture[str]
@@ -97,6 +99,27 @@ def test_stale_checkpoint_is_judged_on_every_release_the_current_tree_builds(
     assert sut.not_applicable == {}
     assert sut.generation.app_dir == APP_DIR
     assert STORE_OFFSETS in emitted_by(Emitter.KSTREAMS)  # test_trace_contract: it does
+
+
+def test_the_pods_get_the_windows_and_store_settings_of_the_run() -> None:
+    """One geometry for the pods and the checker (the run's, whole, in --windows); the
+    buffer count only when not Kafka Streams' own; transactional stores as the setting."""
+    from dataclasses import replace
+
+    from harness.run.config import RunConfig
+    from harness.sut.kstreams import store_settings, windows_args
+    from workloads.ledger.windowed import WindowSpec
+
+    config = replace(RunConfig(), sut="kstreams", window_segment_ms=2000)
+    args = windows_args(config)
+    assert args[0] == "--windows" and len(args) == 2
+    assert WindowSpec(**dict((kv.split("=")[0], int(kv.split("=")[1]))
+                             for kv in args[1].split(","))) == config.windows
+    assert "--write-buffer-count" not in args and store_settings(config) == ()
+    tuned = replace(config, write_buffer_count=6, transactional_stores=True)
+    assert windows_args(tuned)[-2:] == ("--write-buffer-count", "6")
+    assert store_settings(tuned) == ("enable.transactional.statestores=true",)
+    assert windows_args(replace(config, sut="python")) == ()  # the worker keeps no windows
 
 
 @pytest.mark.slow
