@@ -115,6 +115,17 @@ def test_every_task_of_the_reference_sees_the_whole_global_table(toy_jar: Path, 
                                ("toy-named", "o2", "linus")], out
 
 
+def test_each_sub_topology_has_its_own_tasks(toy_jar: Path, spec: Path, tmp_path: Path) -> None:
+    """Two sub-topologies over two partitions: four tasks, four drivers (0_0 .. 1_1), as the
+    cluster has them, each with its own stream time."""
+    toy = app(toy_jar, spec, Entry(app_class="toy.TwoStreams"))
+    rows = [(topic, p, f"{topic}-{p}", "v", 10 * p) for topic in ("left", "right") for p in (0, 1)]
+    summary, out = reference(toy, tmp_path, rows)
+    assert summary["per_task"] is True and summary["drivers"] == 4, summary
+    assert sorted(out) == [("left-out", "left-0", "v"), ("left-out", "left-1", "v"),
+                           ("right-out", "right-0", "v"), ("right-out", "right-1", "v")]
+
+
 def test_a_stream_time_punctuator_is_named(toy_jar: Path, spec: Path, tmp_path: Path) -> None:
     """What it emits is the cluster's timing (it punctuates after batches of records, the
     driver after each): the summary names it, for the oracle to say it cannot judge."""
