@@ -90,7 +90,7 @@ final class ReferenceRun {
             run.feed(sources, order.equals("interleaved"), ties.equals("descending"),
                      Path.of(opts.get("output")));
             Map<String, Object> summary = new LinkedHashMap<>();
-            summary.put("records_in", run.recordsIn);
+            summary.put("records_piped", run.recordsPiped);  // a global record once per driver
             summary.put("records_skipped", run.recordsSkipped);
             summary.put("records_out", run.recordsOut);
             summary.put("seconds", Math.round((System.nanoTime() - started) / 1e6) / 1e3);
@@ -145,7 +145,7 @@ final class ReferenceRun {
         private final Map<String, Driver> open = new TreeMap<>(ReferenceTasks::compare);
         private final Map<String, Long> seq = new HashMap<>();
         private BufferedWriter writer;
-        long recordsIn;
+        long recordsPiped;
         long recordsSkipped;
         long recordsOut;
         int driversMade;
@@ -268,7 +268,7 @@ final class ReferenceRun {
         }
 
         private void pipe(Driver driver, Fed record) throws Refused, IOException {
-            long index = recordsIn++;
+            long index = recordsPiped++;
             try {
                 driver.pipe(record);
             } catch (RuntimeException e) {
