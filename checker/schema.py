@@ -112,7 +112,8 @@ TOPIC_RECORDS = pa.schema(
 
 # What the reference execution (TopologyTestDriver) produced from the committed input:
 # `seq` orders each topic's records, `input_index` names the input record (0-based, in
-# the order fed) whose processing produced it.
+# the order piped into the reference's drivers, a global record once per driver) whose
+# processing produced it.
 REFERENCE = pa.schema(
     [
         ("topic", pa.string()),

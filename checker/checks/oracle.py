@@ -4,10 +4,13 @@ knowing what the app does (checker/oracle/compare.py says how keys are compared)
 
 Not applicable, with the reason: a run without a reference (a ledger run without
 `--oracle`), an at-least-once run (it allows duplicates and the state they change), a
-topology the harness could not describe fully (dynamic or pattern topics), and one whose
-reference output depends on the order across partitions or on wall-clock time (the two
-reference orders differ). Unknown: the reference could not run, or the run stopped before
-the group had processed its input (output still to come is not lost).
+topology the harness could not describe fully (dynamic or pattern topics), one with a
+stream-time punctuator (the cluster punctuates after batches of its own size), and one
+whose reference output depends on more than each task's order (the two reference orders
+differ: state shared across tasks, wall-clock time, equal timestamps, or, where the
+topology re-keys and one driver runs it, the order across partitions). Unknown: the
+reference could not run, or the run stopped before the group had processed its input
+(output still to come is not lost).
 """
 
 from __future__ import annotations
@@ -36,6 +39,32 @@ AT_LEAST_ONCE_REASON = ("at_least_once allows duplicates and the state they chan
 SHOWN_KEYS = 5  # keys named in an order-dependence reason
 
 
+def punctuation_reason(processors: list[str]) -> str:
+    return (f"the topology schedules a stream-time punctuator ({', '.join(processors)}): the "
+            "cluster punctuates after a batch of a task's records whose size is its own "
+            "(StreamThread's numIterations), TopologyTestDriver after every record, so what a "
+            "punctuator emits depends on the cluster's timing, not on the input")
+
+
+def order_dependence_reason(ran: dict[str, Any], keys: str) -> str:
+    """Why the two reference orders may differ, by how the reference ran (`ran`: the
+    launcher's summary of the first order; a run checked before per-task drivers has
+    no `per_task`)."""
+    if ran.get("per_task"):
+        return ("the topology's output depends on more than the order of each task's records: "
+                "the reference fed per task in two orders (the tasks in turn; all at once, "
+                "wall-clock time advancing and equal timestamps the other way round) differs "
+                f"(keys {keys}): state shared across tasks, wall-clock time, or the order of "
+                "records with equal timestamps")
+    if ran.get("one_driver_why"):
+        return (f"{ran['one_driver_why']}, in an interleaving that is the cluster's timing: the "
+                f"reference, one driver fed in two orders, differs (keys {keys}), so the output "
+                "depends on the order across partitions (such as windows, suppression or joins "
+                "closing by stream time behind the re-key) or on wall-clock time")
+    return ("the topology's output depends on the order of records across partitions or on "
+            f"wall-clock time: the reference fed in two orders differs (keys {keys})")
+
+
 def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     settings = OracleSettings.from_meta(meta.raw)
     if settings is None:
@@ -51,15 +80,17 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     summary = meta.raw.get("reference") or {}
     if summary.get("error"):
         return unknown(str(summary["error"]))
+    ran = summary.get("reference") or {}
+    punctuators = ran.get("stream_time_punctuators")
+    if punctuators:
+        return not_applicable(punctuation_reason(punctuators))
     ignore = settings.ignore_json_fields
     order_dependent = anomalous_keys(
         Sides(reference_side(frames.reference_alt), reference_side(frames.reference)), ignore
     ).limit(SHOWN_KEYS).collect()
     if order_dependent:
         keys = ", ".join(f"{r['topic']}/{key_text(r['kx'])}" for r in order_dependent)
-        return not_applicable(
-            "the topology's output depends on the order of records across partitions or on "
-            f"wall-clock time: the reference fed in two orders differs (keys {keys})")
+        return not_applicable(order_dependence_reason(ran, keys))
     cluster = cluster_side(frames.app_output, settings.sinks)
     anomalies = anomalous_keys(Sides(cluster, reference_side(frames.reference)), ignore)
     tally = anomalies.groupBy("kind").agg(

@@ -2,16 +2,21 @@
 the cluster's input topics committed (`history/app_input.parquet`), written to
 `history/reference.parquet`.
 
-It runs twice, from the stored files only:
-- partition by partition, each partition's records (of every input topic) in timestamp
-  order, offsets breaking ties: the order one task of the cluster sees them in;
-- all partitions merged by timestamp, with wall-clock time advancing a second a record.
-A deterministic topology whose output depends only on each partition's order gives the same
-output per key both times; one that does not (state shared across partitions, wall-clock
-punctuation) is caught by the difference, and the oracle says "not applicable" for it.
+The input goes to the launcher (workloads/kstreams, `AppLauncher reference`) as one file per
+input partition, in offset order; the launcher runs one driver per task, so that stream
+time is kept per task as the cluster keeps it (ReferenceTasks.java says where it cannot be:
+a topology with a repartition topic runs in one driver). It runs twice, from the stored
+files only:
+- the tasks in turn, each task's partitions merged by timestamp as Kafka Streams merges
+  them, equal timestamps by topic name;
+- every task at once, all partitions merged by timestamp, equal timestamps by topic name
+  the other way, with each driver's wall-clock time advancing a second a record.
+A deterministic topology whose output depends only on each task's order gives the same
+output per key both times; one that does not (state shared across tasks, wall-clock
+punctuation, the order of equal timestamps) is caught by the difference, and the oracle
+says "not applicable" for it.
 
-The launcher (workloads/kstreams, `AppLauncher reference`) streams both files; here rows
-go through bounded batches, so a million-record input is never held as Python objects
+Rows go through bounded batches, so a million-record input is never held as Python objects
 (the sort is Arrow's, in columns).
 """
 
@@ -23,10 +28,10 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -79,18 +84,28 @@ class OracleSettings:
                 "entry": list(self.entry), "jvm_options": list(self.jvm_options)}
 
 
-# (name in the history, sort keys, wall-clock step)
+@dataclass(frozen=True)
+class Order:
+    """One reference run: its name in the history and the launcher's flags."""
+
+    name: str
+    feed: str  # --order: tasks-in-turn or interleaved
+    ties: str  # --ties: equal timestamps by topic name, ascending or descending
+    wall_clock_step_ms: int
+
+
 ORDERS = (
-    ("reference", ("partition", "timestamp_ms", "topic", "offset"), 0),
-    ("reference_alt", ("timestamp_ms", "topic", "partition", "offset"), ALT_WALL_CLOCK_STEP_MS),
+    Order("reference", "tasks-in-turn", "ascending", 0),
+    Order("reference_alt", "interleaved", "descending", ALT_WALL_CLOCK_STEP_MS),
 )
+SOURCES_FILE = "sources.json"
 
 
 def ensure_reference(history_dir: Path, settings: OracleSettings) -> dict[str, Any]:
     """Run the reference in both orders unless its files are there already (a re-check);
     returns the summary (also `history/reference.json`), with "error" if it could not run."""
     summary_path = history_dir / SUMMARY_FILE
-    outputs = [history_dir / f"{name}.parquet" for name, _, _ in ORDERS]
+    outputs = [history_dir / f"{order.name}.parquet" for order in ORDERS]
     if summary_path.exists() and all(p.exists() for p in outputs):
         summary: dict[str, Any] = json.loads(summary_path.read_text())
         if not summary.get("error"):
@@ -102,9 +117,13 @@ def ensure_reference(history_dir: Path, settings: OracleSettings) -> dict[str, A
         if missing:
             raise ReferenceFailed(f"the app's build is gone ({missing[0]}): run the app again "
                                  f"on this machine to judge it")
-        table = pq.read_table(history_dir / "app_input.parquet")
-        for name, order, step in ORDERS:
-            summary[name] = _run_order(java, settings, table, order, step, history_dir, name)
+        fed = history_dir / "reference-input"
+        try:
+            write_sources(pq.read_table(history_dir / "app_input.parquet"), fed)
+            for order in ORDERS:
+                summary[order.name] = _run_order(java, settings, fed, order, history_dir)
+        finally:
+            shutil.rmtree(fed, ignore_errors=True)
     except (ReferenceFailed, OSError, ValueError) as exc:
         summary["error"] = str(exc)
     summary_path.write_text(json.dumps(summary, indent=2) + "\n")
@@ -124,45 +143,63 @@ def _java() -> str:
     return java
 
 
-def _run_order(java: str, settings: OracleSettings, table: pa.Table, order: Sequence[str],
-               step_ms: int, history_dir: Path, name: str) -> dict[str, Any]:
-    fed = history_dir / f"{name}-input.jsonl"
-    produced = history_dir / f"{name}-output.jsonl"
-    sorted_table = table.sort_by([(column, "ascending") for column in order])
-    with fed.open("w") as out:
-        for line in _input_lines(sorted_table):
-            out.write(line)
+def _run_order(java: str, settings: OracleSettings, fed: Path, order: Order,
+               history_dir: Path) -> dict[str, Any]:
+    produced = history_dir / f"{order.name}-output.jsonl"
     started = time.monotonic()
     entry = settings.entry or ("--app-class", settings.app_class)
     command = [java, "-Xmx512m", *settings.jvm_options, "-cp", os.pathsep.join(settings.classpath),
                LAUNCHER_CLASS, "reference", *entry, "--input", str(fed),
-               "--output", str(produced), "--wall-clock-step-ms", str(step_ms),
+               "--output", str(produced), "--order", order.feed, "--ties", order.ties,
+               "--wall-clock-step-ms", str(order.wall_clock_step_ms),
                *[arg for c in settings.config for arg in ("--config", c)]]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         last = (result.stderr.strip().splitlines() or ["no output"])[-1][:500]
-        raise ReferenceFailed(f"the reference ({name}) failed with exit {result.returncode}: "
-                             f"{last}")
-    with ParquetSink(history_dir / f"{name}.parquet", REFERENCE) as sink:
+        raise ReferenceFailed(f"the reference ({order.name}) failed with exit "
+                             f"{result.returncode}: {last}")
+    with ParquetSink(history_dir / f"{order.name}.parquet", REFERENCE) as sink:
         for row in _output_rows(produced):
             sink.add(row)
-    fed.unlink()
     produced.unlink()
     figures = json.loads((result.stdout.strip().splitlines() or ["{}"])[-1])
-    return {**figures, "wall_clock_step_ms": step_ms, "order": list(order),
-            "wall_s": round(time.monotonic() - started, 3)}
+    return {**figures, "wall_clock_step_ms": order.wall_clock_step_ms, "order": order.feed,
+            "ties": order.ties, "wall_s": round(time.monotonic() - started, 3)}
 
 
 def _b64(value: bytes | None) -> str | None:
     return None if value is None else base64.b64encode(value).decode("ascii")
 
 
-def _input_lines(table: pa.Table) -> Iterator[str]:
-    for batch in table.to_batches(BATCH_ROWS):
-        for row in batch.to_pylist():
-            yield json.dumps({"topic": row["topic"], "partition": row["partition"],
-                              "offset": row["offset"], "timestamp": row["timestamp_ms"],
-                              "key": _b64(row["key"]), "value": _b64(row["value"])}) + "\n"
+def write_sources(table: pa.Table, folder: Path) -> list[dict[str, Any]]:
+    """One JSONL file per input partition in `folder`, its records in offset order, and
+    `sources.json` naming them (topic, partition, file, records): the launcher's input."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ordered = table.sort_by([("topic", "ascending"), ("partition", "ascending"),
+                             ("offset", "ascending")])
+    sources: list[dict[str, Any]] = []
+    out: TextIO | None = None
+    try:
+        for batch in ordered.to_batches(BATCH_ROWS):
+            for row in batch.to_pylist():
+                here = (row["topic"], row["partition"])
+                if not sources or (sources[-1]["topic"], sources[-1]["partition"]) != here:
+                    if out is not None:
+                        out.close()
+                    name = f"{len(sources):05d}.jsonl"
+                    sources.append({"topic": here[0], "partition": here[1], "file": name,
+                                    "records": 0})
+                    out = (folder / name).open("w")
+                assert out is not None
+                out.write(json.dumps({"offset": row["offset"], "timestamp": row["timestamp_ms"],
+                                      "key": _b64(row["key"]), "value": _b64(row["value"])})
+                          + "\n")
+                sources[-1]["records"] += 1
+    finally:
+        if out is not None:
+            out.close()
+    (folder / SOURCES_FILE).write_text(json.dumps(sources, indent=1) + "\n")
+    return sources
 
 
 def _output_rows(path: Path) -> Iterator[dict[str, Any]]:

@@ -123,7 +123,7 @@ def test_ignored_json_fields_do_not_count(spark: SparkSession) -> None:
 
 def write_history(root: Path, committed: list[tuple], reference: list[tuple],
                   alt: list[tuple] | None = None, guarantee: str = "exactly_once_v2",
-                  drained: bool = True) -> Path:
+                  drained: bool = True, ran: dict[str, Any] | None = None) -> Path:
     hist = root / "history"
     hist.mkdir()
     out_rows = [{"topic": TOPIC, "partition": 0, "offset": i, "timestamp_ms": i,
@@ -133,7 +133,7 @@ def write_history(root: Path, committed: list[tuple], reference: list[tuple],
         rows = [{"topic": TOPIC, "seq": i, "input_index": i, "timestamp_ms": i,
                  "key": k.encode(), "value": str(v).encode()} for i, (k, v) in enumerate(records)]
         pq.write_table(pa.Table.from_pylist(rows, REFERENCE), hist / f"{name}.parquet")
-    (hist / SUMMARY_FILE).write_text(json.dumps({"reference": {"records_in": 1}}))
+    (hist / SUMMARY_FILE).write_text(json.dumps({"reference": {"records_in": 1, **(ran or {})}}))
     settings_ = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,))
     meta = {"workload": "app", "guarantee": guarantee, "drained": drained,
             "oracle": settings_.to_json(), "collection": {}}
@@ -164,6 +164,29 @@ def test_the_check_shows_a_lost_record_with_both_sides(spark: SparkSession) -> N
 def test_order_dependent_reference_is_not_applicable(spark: SparkSession) -> None:
     result = judge(spark, [("a", 1)], [("a", 1)], alt=[("a", 2)])
     assert result["valid"] is None and "order of records" in result["not_applicable"]
+
+
+@pytest.mark.parametrize(("ran", "says"), [
+    ({"per_task": True}, "more than the order of each task's records"),
+    ({"per_task": False, "one_driver_why": "the topology re-keys through topic t-repartition"},
+     "the topology re-keys through topic t-repartition, in an interleaving"),
+])
+def test_the_reason_says_how_the_reference_ran(spark: SparkSession, ran: dict[str, Any],
+                                               says: str) -> None:
+    result = judge(spark, [("a", 1)], [("a", 1)], alt=[("a", 2)], ran=ran)
+    assert result["valid"] is None and says in result["not_applicable"], result
+    assert f"{TOPIC}/a" in result["not_applicable"]
+
+
+def test_a_stream_time_punctuator_is_not_judged(spark: SparkSession) -> None:
+    """Even where both reference orders agree: the cluster punctuates after batches of its
+    own size, the reference after every record."""
+    result = judge(spark, [("a", 1)], [("a", 1)], ran={"per_task": True,
+                                                      "stream_time_punctuators": ["emit"]})
+    assert result["valid"] is None and "stream-time punctuator (emit)" in result["not_applicable"]
+    judged = judge(spark, [("a", 1)], [("a", 1)], ran={"per_task": True,
+                                                      "stream_time_punctuators": []})
+    assert judged["valid"] is True, judged
 
 
 def test_an_undrained_run_is_unknown_not_lost(spark: SparkSession) -> None:

@@ -15,9 +15,8 @@ import org.apache.kafka.streams.kstream.TimeWindows;
  * A suppression (`--app-class dev.kchaos.examples.SuppressedCount#build`, an instance
  * method): clicks per user in tumbling 5 s windows with no grace, each window's final count
  * only, emitted when stream time passes its end. When a window closes depends on stream
- * time, which the cluster keeps per task and the reference (TopologyTestDriver, one task)
- * across every partition: the oracle must find the two reference orders differ and say it
- * cannot judge, rather than call the cluster's windows lost.
+ * time, which the cluster keeps per task: so does the reference (one TopologyTestDriver per
+ * task), and the oracle judges it.
  */
 public class SuppressedCount {
     public static final String CLICKS = "clicks";

@@ -30,10 +30,11 @@ import org.apache.kafka.streams.TopologyTestDriver;
  *     cannot be loaded or started.
  * <li>`describe ENTRY [--config K=V ...]`: one JSON line, the topology's topics and stores
  *     (TopologyShape), and for a main the settings it built (`app_config`, secrets hidden).
- * <li>`reference ENTRY --input IN.jsonl --output OUT.jsonl [--wall-clock-step-ms N]
- *     [--config K=V ...]`: the topology in TopologyTestDriver fed IN's records in file
- *     order (checker/oracle/reference.py); its output records to OUT, a summary line on
- *     stdout. Exit 3 when a record throws in the topology.
+ * <li>`reference ENTRY --input DIR --output OUT.jsonl [--order tasks-in-turn|interleaved]
+ *     [--ties ascending|descending] [--wall-clock-step-ms N] [--drivers per-task|one]
+ *     [--config K=V ...]`: the topology in TopologyTestDriver, one driver per task, fed
+ *     DIR's input partitions (ReferenceRun, checker/oracle/reference.py); its output records
+ *     to OUT, a summary line on stdout. Exit 3 when a record throws in the topology.
  * </ul>
  * `--capture-timeout-ms N` (default 60 s): how long a main may take to build its KafkaStreams.
  * A refusal is one line `kchaos-app: ...` on stderr.
@@ -43,8 +44,9 @@ public final class AppLauncher {
     private static final String PREFIX = "kchaos-app: ";
     static final String ENTRY = "(--app-class CLASS[#METHOD] | --app-main CLASS [--app-arg A ...])";
     static final String USAGE = "usage: AppLauncher pod " + ENTRY + " <pod flags> | describe " + ENTRY
-        + " [--config KEY=VALUE ...] | reference " + ENTRY + " --input IN.jsonl --output OUT.jsonl "
-        + "[--wall-clock-step-ms N] [--config KEY=VALUE ...]";
+        + " [--config KEY=VALUE ...] | reference " + ENTRY + " --input DIR --output OUT.jsonl "
+        + "[--order tasks-in-turn|interleaved] [--ties ascending|descending] "
+        + "[--wall-clock-step-ms N] [--drivers per-task|one] [--config KEY=VALUE ...]";
     static final Set<String> ENTRY_FLAGS = Set.of("app-class", "app-main", "capture-timeout-ms");
 
     private AppLauncher() {}

@@ -2,10 +2,11 @@ package dev.kchaos.kstreams;
 
 import static dev.kchaos.kstreams.AppLauncher.*;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.io.BufferedReader;
+import dev.kchaos.kstreams.ReferenceFeed.Fed;
+import dev.kchaos.kstreams.ReferenceFeed.Source;
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +21,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -28,54 +30,88 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyDescription;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
 
 /**
- * `AppLauncher reference`: the app's topology in Kafka's TopologyTestDriver, fed a JSONL file
- * of input records in file order, its output records written to another
+ * `AppLauncher reference`: the app's topology in Kafka's TopologyTestDriver, fed the input
+ * partitions of a folder (ReferenceFeed), its output records written to a JSONL file
  * (checker/oracle/reference.py runs it twice, in two orders).
+ *
+ * One driver per task (ReferenceTasks), so that stream time is kept per task as the cluster
+ * keeps it: a window without grace, a suppression, a join window close when the task's own
+ * records pass them, not when another partition's did. `--order tasks-in-turn` runs the
+ * tasks one after another, each to its end; `--order interleaved` runs them all at once, the
+ * records of every partition merged by timestamp (state shared across tasks shows as a
+ * difference). `--ties` orders records of equal timestamp by topic, `--wall-clock-step-ms`
+ * advances a driver's wall clock after each record it gets.
  */
 final class ReferenceRun {
+    static final Set<String> ORDERS = Set.of("tasks-in-turn", "interleaved");
+    static final Set<String> TIES = Set.of("ascending", "descending");
+    static final Set<String> DRIVERS = Set.of("per-task", "one");
+
     private ReferenceRun() {}
 
     static void reference(String[] args) throws Refused, IOException, InterruptedException {
         List<String> configs = new ArrayList<>();
         List<String> appArgs = new ArrayList<>();
         Map<String, String> opts = options(
-            args, Set.of("input", "output", "wall-clock-step-ms"), configs, appArgs);
+            args, Set.of("input", "output", "wall-clock-step-ms", "order", "ties", "drivers"),
+            configs, appArgs);
         AppEntry entry = entry(opts, appArgs);
         for (String required : List.of("input", "output")) {
             if (!opts.containsKey(required)) {
                 throw new Refused("reference wants --" + required + ": " + USAGE);
             }
         }
+        String order = choice(opts, "order", ORDERS, "tasks-in-turn");
+        String ties = choice(opts, "ties", TIES, "ascending");
+        String drivers = choice(opts, "drivers", DRIVERS, "per-task");
         long step;
         try {
             step = Long.parseLong(opts.getOrDefault("wall-clock-step-ms", "0"));
         } catch (NumberFormatException e) {
             throw new Refused("--wall-clock-step-ms wants milliseconds, got " + opts.get("wall-clock-step-ms"));
         }
+        List<Source> sources = ReferenceFeed.sources(Path.of(opts.get("input")));
         quietLogs();
         Path stateDir = temporary(referenceStateDir());
         try {
             AppEntry.Captured captured = capture(entry, "kchaos-reference", stateDir, configs,
                                                  Capture.Mode.REFERENCE);
             Topology topology = captured.topology();
-            Reference run = new Reference(topology, captured.config(),
-                                          TopologyShape.of(topology.describe()), step);
+            TopologyDescription description = topology.describe();
+            TopologyShape shape = TopologyShape.of(description);
+            ReferenceTasks tasks = ReferenceTasks.of(description, shape, drivers.equals("one"));
+            Reference run = new Reference(topology, captured.config(), shape, tasks, step, stateDir);
             long started = System.nanoTime();
-            run.feed(Path.of(opts.get("input")), Path.of(opts.get("output")));
+            run.feed(sources, order.equals("interleaved"), ties.equals("descending"),
+                     Path.of(opts.get("output")));
             Map<String, Object> summary = new LinkedHashMap<>();
-            summary.put("records_in", run.recordsIn);
+            summary.put("records_piped", run.recordsPiped);  // a global record once per driver
             summary.put("records_skipped", run.recordsSkipped);
             summary.put("records_out", run.recordsOut);
             summary.put("seconds", Math.round((System.nanoTime() - started) / 1e6) / 1e3);
             summary.put("skipped_topics", run.skippedTopics);
+            summary.put("per_task", tasks.perTask);
+            summary.put("one_driver_why", tasks.oneDriverWhy);
+            summary.put("drivers", run.driversMade);
+            summary.put("stream_time_punctuators", run.punctuatorsKnown ? run.punctuators : null);
             System.out.println(JSON.writeValueAsString(summary));
         } finally {
             deleteTree(stateDir);
         }
+    }
+
+    private static String choice(Map<String, String> opts, String name, Set<String> allowed,
+                                 String otherwise) throws Refused {
+        String value = opts.getOrDefault(name, otherwise);
+        if (!allowed.contains(value)) {
+            throw new Refused("--" + name + " wants one of " + new TreeSet<>(allowed) + ", got " + value);
+        }
+        return value;
     }
 
     /**
@@ -96,125 +132,153 @@ final class ReferenceRun {
         return Files.createTempDirectory("kchaos-reference-");
     }
 
-    /** One reference run: IN's records into a TopologyTestDriver, its output to OUT. */
+    /** One reference run: the input partitions into one TopologyTestDriver per task, their
+     * output to OUT. */
     static final class Reference {
         private final Topology topology;
         private final Properties config;
         private final TopologyShape shape;
+        private final ReferenceTasks tasks;
         private final long stepMs;
+        private final Path stateDir;
         private final String internalPrefix;
-        private final ByteArraySerializer serializer = new ByteArraySerializer();
-        private final ByteArrayDeserializer deserializer = new ByteArrayDeserializer();
-        private final Map<String, Boolean> readable = new HashMap<>();
-        private final Map<String, TestInputTopic<byte[], byte[]>> inputs = new HashMap<>();
-        private final Map<String, TestOutputTopic<byte[], byte[]>> outputs = new HashMap<>();
+        private final Map<String, Driver> open = new TreeMap<>(ReferenceTasks::compare);
         private final Map<String, Long> seq = new HashMap<>();
-        private final SortedSet<String> produced = new TreeSet<>();
-        private TopologyTestDriver driver;
-        long recordsIn;
+        private BufferedWriter writer;
+        long recordsPiped;
         long recordsSkipped;
         long recordsOut;
+        int driversMade;
         final SortedSet<String> skippedTopics = new TreeSet<>();
+        // processors with a stream-time punctuator scheduled (read from the driver's task)
+        final SortedSet<String> punctuators = new TreeSet<>();
+        boolean punctuatorsKnown = true;
 
-        Reference(Topology topology, Properties config, TopologyShape shape, long stepMs) {
+        Reference(Topology topology, Properties config, TopologyShape shape, ReferenceTasks tasks,
+                  long stepMs, Path stateDir) {
             this.topology = topology;
             this.config = config;
             this.shape = shape;
+            this.tasks = tasks;
             this.stepMs = stepMs;
+            this.stateDir = stateDir;
             this.internalPrefix = config.getProperty(StreamsConfig.APPLICATION_ID_CONFIG) + "-";
         }
 
-        void feed(Path in, Path out) throws Refused, IOException {
-            try (BufferedReader reader = Files.newBufferedReader(in, StandardCharsets.UTF_8);
-                 BufferedWriter writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
-                long index = -1;
-                String line;
-                while ((line = reader.readLine()) != null) {
-                    index++;
-                    if (line.isBlank()) {
-                        continue;
+        void feed(List<Source> sources, boolean interleaved, boolean tiesDescending, Path out)
+                throws Refused, IOException {
+            List<Source> read = new ArrayList<>();
+            for (Source source : sources) {
+                if (shape.reads(source.topic())) {
+                    read.add(source);
+                } else {
+                    skippedTopics.add(source.topic());
+                    try (java.util.stream.Stream<String> lines = Files.lines(source.file())) {
+                        recordsSkipped += lines.filter(l -> !l.isBlank()).count();
                     }
-                    JsonNode record;
-                    String topic;
-                    long timestamp;
-                    byte[] key;
-                    byte[] value;
-                    try {
-                        record = JSON.readTree(line);
-                        topic = record.get("topic").asText();
-                        timestamp = record.get("timestamp").asLong();
-                        key = bytes(record.get("key"));
-                        value = bytes(record.get("value"));
-                    } catch (Exception e) {
-                        throw new Refused(in + " line " + (index + 1) + " is not a record "
-                                          + "{topic, partition, offset, timestamp, key, value}: " + e);
-                    }
-                    recordsIn++;
-                    if (!readable.computeIfAbsent(topic, shape::reads)) {
-                        recordsSkipped++;
-                        skippedTopics.add(topic);
-                        continue;
-                    }
-                    if (driver == null) {  // wall-clock time starts at the first record's
-                        driver = new TopologyTestDriver(topology, config, Instant.ofEpochMilli(timestamp));
-                    }
-                    try {
-                        inputs.computeIfAbsent(topic, t -> driver.createInputTopic(t, serializer, serializer))
-                            .pipeInput(new TestRecord<>(key, value, new RecordHeaders(),
-                                                        Instant.ofEpochMilli(timestamp)));
-                        if (stepMs > 0) {
-                            driver.advanceWallClockTime(Duration.ofMillis(stepMs));
-                        }
-                    } catch (RuntimeException e) {
-                        closeQuietly();
-                        writer.flush();
-                        throw new Refused(in + " line " + (index + 1) + " (input_index " + index
-                                          + ", topic " + topic + " partition " + record.path("partition").asText("?")
-                                          + " offset " + record.path("offset").asText("?")
-                                          + ") threw in the topology: " + explain(e), 3);
-                    }
-                    drain(writer, index);
+                }
+            }
+            try (BufferedWriter w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+                writer = w;
+                if (interleaved) {
+                    interleaved(read, tiesDescending);
+                } else {
+                    inTurn(read, tiesDescending);
                 }
             } finally {
-                closeQuietly();
+                for (Driver driver : new ArrayList<>(open.values())) {
+                    driver.close();
+                }
             }
         }
 
-        private static byte[] bytes(JsonNode node) {
-            return node == null || node.isNull() ? null : Base64.getDecoder().decode(node.asText());
+        /** Each task to its end, then the next: its partitions and every global topic's
+         * merged (one driver: partition by partition, every topic's p merged). */
+        private void inTurn(List<Source> read, boolean tiesDescending) throws Refused, IOException {
+            Map<String, List<Source>> groups = new TreeMap<>(ReferenceTasks::compare);
+            List<Source> globals = new ArrayList<>();
+            for (Source source : read) {
+                String task = tasks.task(source.topic(), source.partition());
+                if (task == null) {
+                    globals.add(source);
+                }
+                String group = tasks.perTask ? task : "0_" + source.partition();
+                if (group != null) {
+                    groups.computeIfAbsent(group, g -> new ArrayList<>()).add(source);
+                }
+            }
+            for (Map.Entry<String, List<Source>> group : groups.entrySet()) {
+                List<Source> fed = new ArrayList<>(group.getValue());
+                if (tasks.perTask) {
+                    fed.addAll(globals);
+                }
+                String task = tasks.perTask ? group.getKey() : ReferenceTasks.ONE;
+                try (ReferenceFeed.Merge merge = new ReferenceFeed.Merge(fed, tiesDescending)) {
+                    for (Fed record = merge.next(); record != null; record = merge.next()) {
+                        pipe(driver(task, record.timestamp()), record);
+                    }
+                }
+                if (tasks.perTask) {
+                    Driver done = open.get(task);
+                    if (done != null) {
+                        done.close();
+                    }
+                }
+            }
         }
 
-        /** Every topic written so far is read out, the outputs' records written to OUT (the
-         * rest dropped: the driver would keep changelog and repartition records forever). */
-        private void drain(BufferedWriter writer, long index) throws IOException {
-            Set<String> now = driver.producedTopicNames();
-            if (now.size() != produced.size()) {
-                produced.addAll(now);
-            }
-            for (String topic : produced) {
-                TestOutputTopic<byte[], byte[]> queue = outputs.computeIfAbsent(
-                    topic, t -> driver.createOutputTopic(t, deserializer, deserializer));
-                if (queue.isEmpty()) {
-                    continue;
+        /** Every partition's records merged by timestamp, each to its task's driver, a global
+         * topic's to every driver. */
+        private void interleaved(List<Source> read, boolean tiesDescending) throws Refused, IOException {
+            try (ReferenceFeed.Merge merge = new ReferenceFeed.Merge(read, tiesDescending)) {
+                Fed first = merge.peek();
+                if (first == null) {
+                    return;
                 }
-                List<TestRecord<byte[], byte[]>> records = queue.readRecordsToList();
-                if (!isOutput(topic)) {
-                    continue;
+                for (Source source : read) {  // every task's driver from the start: globals reach all
+                    String task = tasks.task(source.topic(), source.partition());
+                    if (task != null) {
+                        driver(task, first.timestamp());
+                    }
                 }
-                for (TestRecord<byte[], byte[]> r : records) {
-                    long n = seq.merge(topic, 1L, Long::sum) - 1;
-                    Map<String, Object> line = new LinkedHashMap<>();
-                    line.put("topic", topic);
-                    line.put("key", r.key() == null ? null : Base64.getEncoder().encodeToString(r.key()));
-                    line.put("value", r.value() == null ? null : Base64.getEncoder().encodeToString(r.value()));
-                    line.put("timestamp", r.timestamp());
-                    line.put("input_index", index);
-                    line.put("seq", n);
-                    writer.write(JSON.writeValueAsString(line));
-                    writer.write('\n');
-                    recordsOut++;
+                if (!tasks.perTask) {
+                    driver(ReferenceTasks.ONE, first.timestamp());
+                }
+                for (Fed record = merge.next(); record != null; record = merge.next()) {
+                    String task = tasks.task(record.source().topic(), record.source().partition());
+                    if (task == null) {
+                        for (Driver driver : new ArrayList<>(open.values())) {
+                            pipe(driver, record);
+                        }
+                    } else {
+                        pipe(driver(task, record.timestamp()), record);
+                    }
                 }
             }
+        }
+
+        private Driver driver(String task, long startMs) {
+            Driver driver = open.get(task);
+            if (driver == null) {  // wall-clock time starts at its first record's
+                driver = new Driver(task, startMs, stateDir.resolve("task-" + driversMade));
+                driversMade++;
+                open.put(task, driver);
+            }
+            return driver;
+        }
+
+        private void pipe(Driver driver, Fed record) throws Refused, IOException {
+            long index = recordsPiped++;
+            try {
+                driver.pipe(record);
+            } catch (RuntimeException e) {
+                writer.flush();
+                throw new Refused("input " + record.source().topic() + " partition "
+                                  + record.source().partition() + " offset " + record.offset()
+                                  + " (input_index " + index + ", task " + driver.task
+                                  + ") threw in the topology: " + explain(e), 3);
+            }
+            driver.drain(index);
         }
 
         /** A fixed sink, or with a TopicNameExtractor any topic that is not one of Kafka
@@ -228,15 +292,108 @@ final class ReferenceRun {
                 && !shape.internal.contains(topic) && !shape.reads(topic);
         }
 
-        private void closeQuietly() {
-            if (driver != null) {
-                try {
-                    driver.close();
-                } catch (RuntimeException e) {
-                    System.err.println("closing the TopologyTestDriver: " + e);
-                }
-                driver = null;
+        /** One task's TopologyTestDriver. */
+        private final class Driver {
+            final String task;
+            private final TopologyTestDriver ttd;
+            private final ByteArraySerializer serializer = new ByteArraySerializer();
+            private final ByteArrayDeserializer deserializer = new ByteArrayDeserializer();
+            private final Map<String, TestInputTopic<byte[], byte[]>> inputs = new HashMap<>();
+            private final Map<String, TestOutputTopic<byte[], byte[]>> outputs = new HashMap<>();
+            private final SortedSet<String> produced = new TreeSet<>();
+
+            Driver(String task, long startMs, Path dir) {
+                this.task = task;
+                Properties own = new Properties();
+                own.putAll(config);
+                own.put(StreamsConfig.STATE_DIR_CONFIG, dir.toString());
+                ttd = new TopologyTestDriver(topology, own, Instant.ofEpochMilli(startMs));
+                notePunctuators();
             }
+
+            void pipe(Fed record) {
+                inputs.computeIfAbsent(record.source().topic(),
+                                       t -> ttd.createInputTopic(t, serializer, serializer))
+                    .pipeInput(new TestRecord<>(record.key(), record.value(), new RecordHeaders(),
+                                                Instant.ofEpochMilli(record.timestamp())));
+                if (stepMs > 0) {
+                    ttd.advanceWallClockTime(Duration.ofMillis(stepMs));
+                }
+            }
+
+            /** Every topic written so far is read out, the outputs' records written to OUT (the
+             * rest dropped: the driver would keep changelog and repartition records forever). */
+            void drain(long index) throws IOException {
+                Set<String> now = ttd.producedTopicNames();
+                if (now.size() != produced.size()) {
+                    produced.addAll(now);
+                }
+                for (String topic : produced) {
+                    TestOutputTopic<byte[], byte[]> queue = outputs.computeIfAbsent(
+                        topic, t -> ttd.createOutputTopic(t, deserializer, deserializer));
+                    if (queue.isEmpty()) {
+                        continue;
+                    }
+                    List<TestRecord<byte[], byte[]>> records = queue.readRecordsToList();
+                    if (!isOutput(topic)) {
+                        continue;
+                    }
+                    for (TestRecord<byte[], byte[]> r : records) {
+                        long n = seq.merge(topic, 1L, Long::sum) - 1;
+                        Map<String, Object> line = new LinkedHashMap<>();
+                        line.put("topic", topic);
+                        line.put("key", r.key() == null ? null : Base64.getEncoder().encodeToString(r.key()));
+                        line.put("value", r.value() == null ? null : Base64.getEncoder().encodeToString(r.value()));
+                        line.put("timestamp", r.timestamp());
+                        line.put("input_index", index);
+                        line.put("seq", n);
+                        writer.write(JSON.writeValueAsString(line));
+                        writer.write('\n');
+                        recordsOut++;
+                    }
+                }
+            }
+
+            void close() {
+                open.remove(task);
+                notePunctuators();
+                try {
+                    ttd.close();
+                } catch (RuntimeException e) {
+                    System.err.println("closing the TopologyTestDriver of task " + task + ": " + e);
+                }
+            }
+
+            /**
+             * The processors with a stream-time punctuator scheduled, read from the driver's
+             * task (no API says): the cluster punctuates after a batch of records of its own
+             * choosing (StreamThread's numIterations), the driver after every record, so what
+             * such a punctuator emits is the cluster's timing, not the input's.
+             */
+            private void notePunctuators() {
+                if (!punctuatorsKnown) {
+                    return;
+                }
+                try {
+                    Object streamTask = field(ttd, TopologyTestDriver.class, "task");
+                    if (streamTask == null) {
+                        return;  // global stores only: no task
+                    }
+                    Object queue = field(streamTask, streamTask.getClass(), "streamTimePunctuationQueue");
+                    for (Object schedule : (Iterable<?>) field(queue, queue.getClass(), "pq")) {
+                        Object node = schedule.getClass().getMethod("node").invoke(schedule);
+                        punctuators.add(String.valueOf(node.getClass().getMethod("name").invoke(node)));
+                    }
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    punctuatorsKnown = false;
+                }
+            }
+        }
+
+        private static Object field(Object owner, Class<?> type, String name) throws ReflectiveOperationException {
+            Field field = type.getDeclaredField(name);
+            field.setAccessible(true);
+            return field.get(owner);
         }
     }
 }
