@@ -29,5 +29,7 @@ def test_4_4_0_keeps_the_partition_open_and_the_next_abort_takes_the_commit(tmp_
     assert result.after_abort == LOST
     assert (result.first_read_committed, result.first_read_uncommitted) == (0, RECORDS)
     assert result.second_read_committed == 0
-    assert result.last_stable_after_abort == result.log_end_after_abort
+    # nothing left open: the stable offset reached the end (read after it, so the abort's
+    # marker may have landed in between: 9 against 8 in a CI rehearsal)
+    assert result.last_stable_after_abort >= result.log_end_after_abort
     assert load_records(tmp_path / "pids.json") == []  # every broker stopped
