@@ -21,55 +21,24 @@ from faults.plan import PROFILES, REGISTRY, profile_config
 from faults.windows import PlanSettings
 from harness.errors import UsageError
 from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
-from harness.run.protocol import CLASSIC, GROUP_PROTOCOLS, STREAMS, broker_refusal
-from harness.run.settings import Rule, at_least, one_of, positive, setting, settings_of
-from harness.run.suts import DEFAULT_SUT, SUT_KINDS, names_with, sut_kind
+from harness.run.protocol import CLASSIC, GROUP_PROTOCOLS
+from harness.run.rules import (
+    BROKERS,
+    FRACTION,
+    KEY_VALUE,
+    STANDBYS,
+    check_group_protocol,
+    check_mutant,
+    kafka_release,
+    known_bugs,
+)
+from harness.run.settings import at_least, one_of, positive, setting, settings_of
+from harness.run.suts import DEFAULT_SUT, SUT_KINDS, sut_kind
 from workloads.ledger.windowed import WINDOW_GRACE_MS, WINDOW_SIZE_MS, WindowSpec
 
 GUARANTEES = ("exactly_once_v2", "at_least_once")
 RESTART_POLICIES = ("always", "never")
 APP_APPLICATION_ID = "kchaos-app"
-
-
-def known_bugs() -> tuple[str, ...]:
-    """The worker's switches, read from its registry (a constant list; no runtime import
-    of the worker's machinery)."""
-    from workloads.worker.bugs import BUG_NAMES
-
-    return tuple(BUG_NAMES)
-
-
-def _kafka_release() -> Rule:
-    """A release kchaos can start brokers of (harness/kafka/jars.py says which)."""
-
-    def wants() -> str:
-        from harness.kafka.jars import OLDEST_BROKER
-
-        return (f"{'.'.join(map(str, OLDEST_BROKER))} or newer, its jars fetched from Maven "
-                "Central")
-
-    def refuse(version: str) -> str | None:
-        from harness.kafka.jars import kafka_release_refusal
-
-        return kafka_release_refusal(version)
-
-    def shown(version: str) -> str:
-        from harness.kafka.jars import release_shown
-
-        return release_shown(version)
-
-    return Rule(wants, refuse, shown)
-
-
-# --standbys is at most --pods too (`validate`: a rule of two settings).
-_STANDBYS = Rule(lambda: "0 to --pods",
-                 lambda n: None if n >= 0 else "must be 0 to --pods")
-_BROKERS = Rule(lambda: "1 or 3",
-                lambda n: None if n in (1, 3) else "kchaos runs clusters of 1 or 3 nodes")
-_FRACTION = Rule(lambda: "in [0, 1)", lambda x: None if 0 <= x < 1 else "must be in [0, 1)")
-# Only the pair's shape: the key and value are Kafka Streams' to judge.
-_KEY_VALUE = Rule(lambda: "",
-                  lambda s: None if "=" in s.strip("=") else "give KEY=VALUE[,KEY=VALUE]")
 
 
 # The drain's least wait past a session timeout: the rebalance and a restore after it.
@@ -91,8 +60,8 @@ class RunConfig:
     pods: int = setting(2, "worker pods", flag="--pods", rule=at_least(1))
     threads: int = setting(2, "stream threads per pod", flag="--threads", rule=at_least(1))
     standbys: int = setting(0, "standby replicas per task", flag="--standbys",
-                            rule=_STANDBYS)
-    brokers: int = setting(1, "Kafka nodes", flag="--brokers", rule=_BROKERS)
+                            rule=STANDBYS)
+    brokers: int = setting(1, "Kafka nodes", flag="--brokers", rule=BROKERS)
     rate: float = setting(100.0, "input events per second", flag="--rate", rule=positive())
     bugs: tuple[str, ...] = setting(
         (), "worker bug switches, comma-separated", flag="--bugs",
@@ -115,7 +84,7 @@ class RunConfig:
     partitions: int = setting(4, "partitions of the input topic", rule=at_least(1))
     accounts: int = setting(40, "ledger accounts the input draws from")
     duplicate_fraction: float = setting(
-        0.05, "the share of input events that re-send an earlier one", rule=_FRACTION)
+        0.05, "the share of input events that re-send an earlier one", rule=FRACTION)
     application_id: str = setting("ledger-app", "Kafka Streams' application.id",
                                   shown_default=f"ledger-app; an app's {APP_APPLICATION_ID}")
     drain_timeout_s: float = setting(
@@ -123,9 +92,7 @@ class RunConfig:
         "+ 30 s)", flag="--drain-timeout")
     commit_interval_ms: int = setting(500, "commit interval, ms")
     write_buffer_bytes: int = setting(64 * 1024, "RocksDB write buffer size, bytes")
-    # What decides when each store and each segment of a windowed store flushes
-    # (workloads/ledger/windowed.py): Kafka Streams pods only, through the app's
-    # RocksDBConfigSetter; the worker's stores keep their own.
+    # When each store and window segment flushes (docs/windows.md): Kafka Streams pods only.
     write_buffer_count: int = setting(
         3, "RocksDB write buffers a Kafka Streams store keeps (max_write_buffer_number; "
         "Kafka Streams sets 3)", rule=at_least(1))
@@ -165,10 +132,10 @@ class RunConfig:
                       "DEFAULT_VERSION for app")
     kafka_version: str | None = setting(
         None, "Kafka release of the brokers the run starts", flag="--kafka-version",
-        rule=_kafka_release(), shown_default="harness/kafka/pom.xml's <kafka.version>")
+        rule=kafka_release(), shown_default="harness/kafka/pom.xml's <kafka.version>")
     streams_config: tuple[str, ...] = setting(
         (), "Kafka Streams settings, KEY=VALUE[,KEY=VALUE]", flag="--streams-config",
-        rule=_KEY_VALUE, sut_needs="releases")
+        rule=KEY_VALUE, sut_needs="releases")
     # Kafka Streams' rebalance protocol (harness/run/protocol.py): classic, or streams
     # (KIP-1071, the assignment on the broker; the run's standbys and session set there)
     group_protocol: str = setting(
@@ -419,42 +386,14 @@ def validate(config: RunConfig) -> RunConfig:
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
-    _check_group_protocol(config)
+    check_group_protocol(config)
     if config.mutant is not None:
-        _check_mutant(config.mutant, config, sut.bug_switches)
+        check_mutant(config.mutant, config, sut.bug_switches)
     if sut.user_app:
         from harness.app.entry import check_entry
 
         check_entry(config.app_class, config.app_main, config.app_args)
     return config
-
-
-def _check_mutant(key: str, config: RunConfig, python_worker: bool) -> None:
-    if not python_worker:
-        raise UsageError(f"mutant {key}: mutants are of the Python worker (--sut python), "
-                         f"not of --sut {config.sut}")
-    if PLATFORMS[config.platform].needs_engine:
-        raise UsageError(f"mutant {key}: its worker tree is built on this machine; run it "
-                         "with --platform local")
-    from harness.mutants.catalog import find_mutant
-
-    find_mutant(key)
-
-
-def _check_group_protocol(config: RunConfig) -> None:
-    """Under the streams protocol: a SUT that speaks it, brokers of a release that hold streams
-    groups (the Kafka Streams release is the SUT's to judge: harness/sut, open_sut)."""
-    if config.group_protocol != STREAMS:
-        return
-    if not SUT_KINDS[config.sut].streams_protocol:
-        raise UsageError(f"--group-protocol streams needs {names_with('streams_protocol')}: "
-                         f"--sut {config.sut} keeps the classic protocol")
-    if config.bootstrap is None:  # a --bootstrap cluster is taken as it is
-        from harness.kafka.jars import kafka_version
-
-        reason = broker_refusal(config.kafka_version or kafka_version())
-        if reason is not None:
-            raise UsageError(reason)
 
 
 def repro_command(run_dir: Path) -> str:
