@@ -6,6 +6,11 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.kstream.Aggregator;
+import org.apache.kafka.streams.kstream.Initializer;
+import org.apache.kafka.streams.kstream.Merger;
+import org.apache.kafka.streams.kstream.Windowed;
 
 /**
  * The ledger's windows as the harness gives them (`--windows key=value,...`, from
@@ -30,6 +35,18 @@ final class WindowSpec {
         graceMs = v.get("grace_ms");
         sessionGapMs = v.get("session_gap_ms");
         sessionGraceMs = v.get("session_grace_ms");
+    }
+
+    /** The aggregation both trees' LedgerWindows run (the DSL types exist from 2.1 on). */
+    static final Initializer<String> EMPTY = () -> "0,0";
+    static final Aggregator<String, String, String> ADD =
+        (account, event, aggregate) -> add(aggregate, amount(event));
+    static final Merger<String, String> MERGE = (account, a, b) -> merge(a, b);
+
+    /** A window's or session's update as its output record, keyed by account. */
+    static KeyValue<String, String> output(Windowed<String> window, String aggregate) {
+        return KeyValue.pair(window.key(), record(window.key(), window.window().start(),
+                                                  window.window().end(), aggregate));
     }
 
     static final String[] KEYS = {"retention_ms", "segment_ms", "size_ms", "advance_ms",
@@ -99,7 +116,7 @@ final class WindowSpec {
                            Long.parseLong(aggregate.substring(comma + 1))};
     }
 
-    /** The output value (workloads/ledger/windowed.py WindowRecord); a null aggregate is a
+    /** The output value (workloads/ledger/windowed.py); a null aggregate is a
      * session withdrawn by a merge. */
     static String record(String account, long start, long end, String aggregate) {
         Map<String, Object> out = new LinkedHashMap<>();

@@ -2,7 +2,6 @@ package dev.kchaos.kstreams;
 
 import java.lang.reflect.Constructor;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
@@ -31,26 +30,21 @@ final class LedgerWindows {
             events.groupByKey(Grouped.with(Serdes.String(), Serdes.String()));
         byAccount.windowedBy(TimeWindows.of(spec.size()).advanceBy(spec.advance())
                                  .grace(spec.grace()))
-            .aggregate(() -> "0,0",
-                       (account, event, agg) -> WindowSpec.add(agg, WindowSpec.amount(event)),
+            .aggregate(WindowSpec.EMPTY, WindowSpec.ADD,
                        Materialized.<String, String>as(windowStore(spec))
                            .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
                            .withCachingDisabled())
             .toStream()
-            .map((w, agg) -> KeyValue.pair(w.key(), WindowSpec.record(
-                w.key(), w.window().start(), w.window().end(), agg)))
+            .map(WindowSpec::output)
             .to(windowsTopic, Produced.with(Serdes.String(), Serdes.String()));
         byAccount.windowedBy(SessionWindows.with(spec.sessionGap()).grace(spec.sessionGrace()))
-            .aggregate(() -> "0,0",
-                       (account, event, agg) -> WindowSpec.add(agg, WindowSpec.amount(event)),
-                       (account, a, b) -> WindowSpec.merge(a, b),
+            .aggregate(WindowSpec.EMPTY, WindowSpec.ADD, WindowSpec.MERGE,
                        Materialized.<String, String>as(
                                Stores.persistentSessionStore(SESSIONS, spec.retention()))
                            .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
                            .withCachingDisabled())
             .toStream()
-            .map((w, agg) -> KeyValue.pair(w.key(), WindowSpec.record(
-                w.key(), w.window().start(), w.window().end(), agg)))
+            .map(WindowSpec::output)
             .to(sessionsTopic, Produced.with(Serdes.String(), Serdes.String()));
     }
 
