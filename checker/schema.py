@@ -50,7 +50,7 @@ ACCOUNTS = pa.schema(
     ]
 )
 
-# A windows-topic or sessions-topic record (workloads/ledger/windowed.py WindowRecord):
+# A windows-topic or sessions-topic record (workloads/ledger/windowed.py):
 # where it is, and the window or session it reports.
 WINDOWED = pa.schema(
     [

@@ -175,7 +175,7 @@ TRANSACTIONAL_STORES_FIRST = (4, 4)
 TRANSACTIONAL_STORES = "enable.transactional.statestores"
 
 
-def windows_args(config: RunConfig) -> tuple[str, ...]:
+def ledger_app_args(config: RunConfig) -> tuple[str, ...]:
     """The ledger app's own flags: its windows (workloads/ledger/windowed.py) and its
     RocksDB write-buffer count (the config setter's), given only when not Kafka Streams'."""
     windows = config.windows
@@ -207,7 +207,7 @@ class KafkaStreamsApp:
     @classmethod
     def from_config(cls, config: RunConfig) -> KafkaStreamsApp:
         sut = cls(config.kstreams_version or default_version(),
-                  (*config.streams_config, *store_settings(config)), windows_args(config))
+                  (*config.streams_config, *store_settings(config)), ledger_app_args(config))
         require_served(sut.version)
         require_store_settings(config, sut.version)
         if config.oracle and sut.generation is not GENERATIONS[0]:
@@ -221,7 +221,7 @@ class KafkaStreamsApp:
         self.generation = generation(version)  # bad input: before a run folder exists
         self.version = version
         self.streams_config = streams_config
-        self.pod_args = pod_args  # the flags of this app's own settings (windows_args)
+        self.pod_args = pod_args  # the ledger app's own flags (ledger_app_args)
         self._build: Build | None = None
         # Every check is judged from the topics, the app's trace and the observed state
         # directories. stale-checkpoint on every release: up to 4.2 its checkpoint-while-

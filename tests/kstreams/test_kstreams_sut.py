@@ -107,19 +107,19 @@ def test_the_pods_get_the_windows_and_store_settings_of_the_run() -> None:
     from dataclasses import replace
 
     from harness.run.config import RunConfig
-    from harness.sut.kstreams import store_settings, windows_args
+    from harness.sut.kstreams import ledger_app_args, store_settings
     from workloads.ledger.windowed import WindowSpec
 
     config = replace(RunConfig(), sut="kstreams", window_segment_ms=2000)
-    args = windows_args(config)
+    args = ledger_app_args(config)
     assert args[0] == "--windows" and len(args) == 2
     assert WindowSpec(**dict((kv.split("=")[0], int(kv.split("=")[1]))
                              for kv in args[1].split(","))) == config.windows
     assert "--write-buffer-count" not in args and store_settings(config) == ()
     tuned = replace(config, write_buffer_count=6, transactional_stores=True)
-    assert windows_args(tuned)[-2:] == ("--write-buffer-count", "6")
+    assert ledger_app_args(tuned)[-2:] == ("--write-buffer-count", "6")
     assert store_settings(tuned) == ("enable.transactional.statestores=true",)
-    assert windows_args(replace(config, sut="python")) == ()  # the worker keeps no windows
+    assert ledger_app_args(replace(config, sut="python")) == ()  # the worker keeps no windows
 
 
 @pytest.mark.slow

@@ -14,14 +14,10 @@ it, which the checker recomputes from the committed input (checker/checks/window
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 
 WINDOWS_TOPIC = "ledger-windows"
 SESSIONS_TOPIC = "ledger-sessions"
-WINDOW_STORE = "windows"
-SESSION_STORE = "sessions"
-WINDOWED_STORES = (WINDOW_STORE, SESSION_STORE)
 
 # The app's fixed geometry: a window of 4 s every 2 s with 2 s of grace (several windows
 # open per account at once, each closing a few seconds after its end), and sessions that
@@ -67,22 +63,9 @@ class WindowSpec:
         return list(range(first, timestamp_ms + 1, self.advance_ms))
 
 
-@dataclass(frozen=True)
-class WindowRecord:
-    """A windows-topic or sessions-topic value; key = account. A session merged into a
-    larger one is withdrawn: `removed` with no count or sum (Kafka Streams forwards the old
-    session with a null value)."""
-
-    account: str
-    start: int
-    end: int  # exclusive for a window; the last record's timestamp for a session
-    count: int | None
-    sum: int | None
-    removed: bool = False
-
-    def encode(self) -> bytes:
-        return json.dumps(asdict(self), separators=(",", ":")).encode()
-
-    @staticmethod
-    def decode(raw: bytes) -> WindowRecord:
-        return WindowRecord(**json.loads(raw))
+# Windows-topic and sessions-topic records: key = account, value = JSON
+#   {"account", "start", "end", "count", "sum", "removed"}
+# `end` is exclusive for a window and the last record's timestamp for a session; a session
+# merged into a larger one is withdrawn: "removed": true with null count and sum (Kafka
+# Streams forwards the old session with a null value). Written by the Java apps
+# (kstreams-common WindowSpec.record), read by checker/records.py windowed_row.
