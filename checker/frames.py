@@ -54,6 +54,9 @@ class Frames:
     reference_alt: DataFrame
     # Rows of `events` matching each named predicate (Frames.tally).
     tallies: dict[str, int] = field(default_factory=dict, compare=False)
+    # What one check computed for another that reads the same judgments (the window
+    # checks judge every window once, then each reports its class): key -> value.
+    shared: dict[object, object] = field(default_factory=dict, compare=False)
 
     def tally(self, predicates: Mapping[str, Column] | None = None) -> int:
         """Count, in one job over `events`, the committed input records and the rows that

@@ -25,6 +25,7 @@ merge across late records in ways the order alone does not fix); the others are 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -186,27 +187,56 @@ def session_judgments(frames: Frames, spec: WindowSpec) -> tuple[DataFrame, Data
     return bad, unjudged
 
 
+@dataclass(frozen=True)
+class _Judgments:
+    """Both classes of one run's windows and sessions, from one Spark job: per class the
+    count of each kind and the first examples, and the accounts whose sessions were not
+    judged."""
+
+    counts: dict[tuple[str, str], int]  # (class, kind) -> windows or sessions
+    examples: dict[str, list[dict[str, Any]]]  # class -> its first MAX_EXAMPLES
+    unjudged: int
+
+
+def _judgments(frames: Frames, spec: WindowSpec) -> _Judgments:
+    key = ("windowed", spec)
+    if key in frames.shared:
+        return frames.shared[key]  # type: ignore[return-value]
+    sessions, unjudged = session_judgments(frames, spec)
+    bad = (window_judgments(frames, spec).select(*_EXAMPLE_COLS, "class")
+           .unionByName(sessions.select(*_EXAMPLE_COLS, "class")))
+    # Each (class, kind) keeps its first MAX_EXAMPLES rows, each carrying its group's count:
+    # enough for every count and for each class's first examples, whatever the mix of kinds.
+    group = Window.partitionBy("class", "kind")
+    first = (bad.withColumn("_n", F.row_number().over(group.orderBy("account", "start")))
+             .withColumn("_count", F.count("*").over(group))
+             .where(F.col("_n") <= MAX_EXAMPLES).collect())
+    counts = {(r["class"], r["kind"]): int(r["_count"]) for r in first}
+    examples: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(first, key=lambda r: (r["kind"], r["account"] or "", r["start"] or 0)):
+        examples.setdefault(r["class"], []).append({c: r[c] for c in _EXAMPLE_COLS})
+    judged = _Judgments(counts, {c: e[:MAX_EXAMPLES] for c, e in examples.items()},
+                        unjudged.count())
+    frames.shared[key] = judged
+    return judged
+
+
 def _judged(frames: Frames, meta: Meta, wanted: str) -> CheckResult:
     spec = spec_of(meta)
     if spec is None:
         return not_applicable(meta.not_applicable.get("windows", NO_WINDOWS))
-    sessions, unjudged = session_judgments(frames, spec)
-    bad = (window_judgments(frames, spec).select(*_EXAMPLE_COLS, "class")
-           .unionByName(sessions.select(*_EXAMPLE_COLS, "class"))
-           .where(F.col("class") == wanted))
-    counts = {r["kind"]: int(r["n"]) for r in bad.groupBy("kind").agg(
-        F.count("*").alias("n")).collect()}
+    judged = _judgments(frames, spec)
+    counts = {kind: n for (cls, kind), n in judged.counts.items() if cls == wanted}
     details: dict[str, Any] = {"windows": counts.get("window", 0),
                                "sessions": counts.get("session", 0),
-                               "session_accounts_not_judged": unjudged.count()}
+                               "session_accounts_not_judged": judged.unjudged}
     count = sum(counts.values())
     if count == 0:
         return CheckResult(valid=True, details=details)
-    examples = [r.asDict() for r in bad.select(*_EXAMPLE_COLS)
-                .orderBy("kind", "account", "start").limit(MAX_EXAMPLES).collect()]
     tolerated = wanted == WRONG and not meta.exactly_once
-    return CheckResult(valid=tolerated, count=count, examples=tuple(examples),
-                       details=details, note=TOLERATED_NOTE if tolerated else None)
+    return CheckResult(valid=tolerated, count=count,
+                       examples=tuple(judged.examples.get(wanted, [])), details=details,
+                       note=TOLERATED_NOTE if tolerated else None)
 
 
 def window_lost_history(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
