@@ -33,10 +33,11 @@ from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.config import RunConfig, plan_settings
+from harness.run.drain import DrainOutcome, wait_drained
 from harness.run.healwatch import HealWatch
 from harness.run.protocol import STREAMS, configure_streams_group, streams_group_config
 from harness.run.statedir import StateDirWatcher
-from harness.run.topics import GroupMembers, LagProbe, wait_drained
+from harness.run.topics import GroupMembers, LagProbe
 from harness.run.workload import Load, Workload, open_workload
 from harness.shared_spark import WarmSpark
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
@@ -124,9 +125,9 @@ class Run:
             bootstrap = self._phase("setup", self._setup)
             self._phase("load", lambda: self._load(bootstrap))
             self._phase("heal", self._heal)
-            drained, drain_s = self._phase("drain", lambda: self._drain(bootstrap))
+            drain = self._phase("drain", lambda: self._drain(bootstrap))
             self._phase("stop", self._stop_workload)
-            self._phase("collect", lambda: self._collect(bootstrap, drained, drain_s))
+            self._phase("collect", lambda: self._collect(bootstrap, drain))
             # The check reads only stored files: the brokers stop meanwhile.
             with ThreadPoolExecutor(1, thread_name_prefix="stop-kafka") as pool:
                 stopped = pool.submit(self._timed, "stop-kafka", self._tear_down_placement)
@@ -326,7 +327,7 @@ class Run:
         self.heal_watch = HealWatch([pod_name(i) for i in range(self.config.pods)],
                                     restarted, time.monotonic(), time.time_ns())
 
-    def _drain(self, bootstrap: str) -> tuple[bool, float]:
+    def _drain(self, bootstrap: str) -> DrainOutcome:
         """The drain and the heal's death watch together. A pod restarted at heal that
         exits within the watch, or is down at its end, is dead: it explains a stall;
         `unavailable` itself is judged on the drain."""
@@ -343,7 +344,8 @@ class Run:
         try:
             return wait_drained(bootstrap, self.config.application_id,
                                 self.config.drain_budget_s, settled=settled,
-                                give_up=watch.all_dead, topics=self.workload.lag_topics())
+                                give_up=watch.all_dead, topics=self.workload.lag_topics(),
+                                progress_window_s=2 * self.config.commit_interval_ms / 1000)
         finally:
             self.dead_pods = watch.dead()
 
@@ -392,11 +394,12 @@ class Run:
         # The check may be on the run's own Spark while the brokers stop: it stops after.
         self.registry.stop_all(keep=(CHECK_SPARK,))
 
-    def _collect(self, bootstrap: str, drained: bool, drain_s: float) -> None:
+    def _collect(self, bootstrap: str, drain: DrainOutcome) -> None:
         c = self.config
         meta = {
             "guarantee": c.guarantee, "partitions": c.partitions,
-            "application_id": c.application_id, "drained": drained, "drain_seconds": drain_s,
+            "application_id": c.application_id, "drained": drain.drained,
+            "drain_seconds": drain.seconds, "drain": drain.to_meta(),
             "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),
             "restarts": self.supervisor.restart_count() if self.supervisor else 0,
             "sut": self.sut.name, "not_applicable": dict(self.sut.not_applicable),

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from common.waiting import wait_until
 from workloads.ledger.contract import ACCOUNTS_TOPIC, INPUT_TOPIC, OUTPUT_TOPIC
 from workloads.ledger.windowed import SESSIONS_TOPIC, WINDOWS_TOPIC
 
@@ -129,44 +126,6 @@ class LagProbe:
                 with contextlib.suppress(Exception):
                     client.close()
         self._consumer = self._admin = None
-
-
-DRAIN_POLL_S = 0.25
-
-
-def wait_drained(
-    bootstrap: str, group: str, timeout_s: float, stable_s: float = 1.0,
-    settled: Callable[[], bool] = lambda: True, give_up: Callable[[], bool] = lambda: False,
-    topics: tuple[str, ...] | None = None,
-) -> tuple[bool, float]:
-    """Until the group's committed offsets equal the input end offsets and stay so for
-    `stable_s` (the load has stopped: nothing moves them after that but a late commit) and
-    `settled` holds, polled every DRAIN_POLL_S; `give_up` ends the wait undrained (nobody
-    is left to consume). Returns (drained, seconds waited)."""
-    started = time.monotonic()
-    stable_since: float | None = None
-    gave_up = False
-    probe = LagProbe(bootstrap, group, topics)
-
-    def drained() -> bool:
-        nonlocal stable_since, gave_up
-        ready = settled()  # asked before give_up, each poll
-        if give_up():
-            gave_up = True
-            return True
-        remaining = probe.lag()
-        now = time.monotonic()
-        if remaining != 0:
-            stable_since = None
-            return False
-        stable_since = stable_since if stable_since is not None else now
-        return ready and now - stable_since >= stable_s
-
-    try:
-        done = wait_until(drained, timeout_s, interval_s=DRAIN_POLL_S)
-    finally:
-        probe.close()
-    return done and not gave_up, round(time.monotonic() - started, 2)
 
 
 def remove_pod_members(bootstrap: str, group: str, pod: str) -> list[str]:

@@ -3,6 +3,7 @@ input's end and the pods have settled, and ends undrained when nobody is left.""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 
@@ -12,7 +13,7 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from harness.run import topics
-from harness.run.topics import wait_drained
+from harness.run.drain import wait_drained
 
 pytestmark = pytest.mark.kafka
 
@@ -61,16 +62,16 @@ def test_a_consumed_input_drains_once_the_pods_have_settled(
     group = f"g-{uuid.uuid4().hex[:8]}"
     commit_end(kafka_bootstrap, group, input_topic)
     settled = Polls(turns_at=10)
-    drained, _ = wait_drained(kafka_bootstrap, group, timeout_s=60, stable_s=0.0,
-                              settled=settled)
-    assert drained and settled.calls == 10
+    drain = wait_drained(kafka_bootstrap, group, timeout_s=60, stable_s=0.0, settled=settled)
+    assert drain.drained and settled.calls == 10 and drain.verdict == "drained"
 
 
 def test_a_lagging_group_is_not_drained_however_settled(
     kafka_bootstrap: str, input_topic: str
 ) -> None:
-    drained, _ = wait_drained(kafka_bootstrap, f"g-{uuid.uuid4().hex[:8]}", timeout_s=2)
-    assert not drained
+    drain = wait_drained(kafka_bootstrap, f"g-{uuid.uuid4().hex[:8]}", timeout_s=2)
+    assert not drain.drained and drain.verdict == "stalled"
+    assert drain.lag_at_budget == drain.last_lag == 1
 
 
 def test_giving_up_ends_the_drain_undrained_at_once(
@@ -78,5 +79,42 @@ def test_giving_up_ends_the_drain_undrained_at_once(
 ) -> None:
     group = f"g-{uuid.uuid4().hex[:8]}"
     give_up = Polls(turns_at=3)
-    drained, _ = wait_drained(kafka_bootstrap, group, timeout_s=60, give_up=give_up)
-    assert not drained and give_up.calls == 3  # not polled on to the timeout
+    drain = wait_drained(kafka_bootstrap, group, timeout_s=60, give_up=give_up)
+    assert not drain.drained and give_up.calls == 3  # not polled on to the timeout
+    assert drain.verdict == "stalled"
+
+
+def test_a_group_still_catching_up_at_the_budget_drains_slow(
+    kafka_bootstrap: str, input_topic: str
+) -> None:
+    """Past its budget the drain waits while the lag falls: a consumer that commits one
+    record at a time, slower than the budget, ends drained and said to be slow."""
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+    for _ in range(5):
+        producer.send(input_topic, b"event")
+    producer.flush()
+    producer.close()
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    stop = threading.Event()
+
+    def commit_one_at_a_time() -> None:
+        consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group,
+                                 enable_auto_commit=False)
+        try:
+            for offset in range(1, 7):
+                if stop.wait(0.8):
+                    return
+                consumer.commit({TopicPartition(input_topic, 0):
+                                 OffsetAndMetadata(offset, None, -1)})
+        finally:
+            consumer.close()
+
+    committer = threading.Thread(target=commit_one_at_a_time)
+    committer.start()
+    try:
+        drain = wait_drained(kafka_bootstrap, group, timeout_s=1.5, stable_s=0.0)
+    finally:
+        stop.set()
+        committer.join()
+    assert drain.drained and drain.verdict == "slow", drain
+    assert drain.lag_at_budget is not None and drain.lag_at_budget > 0

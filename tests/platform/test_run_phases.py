@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.run.config import RunConfig
+from harness.run.drain import DrainOutcome
 from harness.run.lifecycle import Run
 
 WAIT_S = 10.0
@@ -36,7 +37,7 @@ def test_the_brokers_stop_while_the_check_runs(
     run = Run(RunConfig(profile="kill", seed=1, time_limit_s=30), tmp_path)
     for name, action in {
         "_setup": lambda: "127.0.0.1:9", "_load": lambda _: None, "_heal": lambda: None,
-        "_drain": lambda _: (True, 0.0), "_stop_workload": lambda: None,
+        "_drain": lambda _: DrainOutcome(True, 0.0, 60.0, 240.0), "_stop_workload": lambda: None,
         "_collect": lambda *_: None, "_tear_down_placement": tear_down, "_check": check,
         "_report": lambda: None,
     }.items():
