@@ -81,9 +81,10 @@ class ProgressWatch:
             self.lag_at_budget = lag
 
     def falling(self, elapsed_s: float) -> bool:
-        """The lag fell within the last progress window (at 0 the group is waiting for
-        its pods to settle, not catching up)."""
-        return bool(self.least_lag) and elapsed_s - self.least_at < self.window_s
+        """The lag fell within the last progress window. A fall to 0 counts: the drain
+        then needs its pods settled and the offsets stable a moment; a lag at 0 from the
+        first read has not fallen (the group waits for its pods, it is not catching up)."""
+        return elapsed_s - self.least_at < self.window_s
 
     def go_on(self, elapsed_s: float) -> bool:
         if elapsed_s < self.budget_s:
