@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from checker.check import check_history
-from checker.meta import EXACTLY_ONCE_V2
 from checker.schema import HISTORY_FILES, META_FILE
+from common.guarantees import EXACTLY_ONCE_V2
 
 # Enough of meta.json for the ledger's checks to run (none of them is "not applicable").
 WARM_UP_META = {"guarantee": EXACTLY_ONCE_V2, "partitions": 1, "application_id": "warm-up",

@@ -7,6 +7,7 @@ import math
 import random
 from dataclasses import replace
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.model import FIRST_FAULT_S, ProfileSettings, Step, Trigger, pod_name
 from faults.windows import PlanSettings, over_by
 
@@ -129,5 +130,5 @@ def crash_after_flush_in_txn(b: Builder, fault: str) -> ProfileSettings:
               heal_after_s=b.r(1, 2))
     # One partition takes the whole rate, so its memtables fill (and flush) within one
     # long transaction; RocksDB rounds tiny write buffers up, hence the rate.
-    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "exactly_once_v2",
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": EXACTLY_ONCE_V2,
             "rate": 300.0, "commit_interval_ms": 5000, "write_buffer_bytes": 8192}

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from faults.params import P, parse
 from faults.platform import Platform
 
 T = TypeVar("T")
@@ -132,3 +133,14 @@ class Step(Protocol):
 
     @property
     def params(self) -> Mapping[str, Any]: ...
+
+
+def step_args(cls: type[P], step: Step) -> P:
+    """The step's parameters as its kind declares them (checked when the plan was made or
+    loaded: here they parse)."""
+    return parse(cls, step.params, step.fault, f"step {step.id} ({step.fault})")
+
+
+def held_by(steps: list[Step]) -> list[int]:
+    """The ids of the steps holding a fault in force (ctx.in_force), for a step's details."""
+    return [s.id for s in steps]

@@ -9,17 +9,18 @@ from the worker is the control file's checkpoint delay.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from common.fault_traits import Trait
 from common.files import write_atomically
 from faults.clock import apply_clock, heal_clock
-from faults.context import Brokers, FaultContext, Links, Step, Storage
+from faults.context import Brokers, FaultContext, Step, Storage, held_by, step_args
+from faults.network import apply_netem, apply_partition, heal_netem, heal_partition
 from faults.params import (
     ClockParams,
     DelayCheckpointParams,
@@ -29,7 +30,6 @@ from faults.params import (
     MoveParams,
     NetemParams,
     NoParams,
-    P,
     Params,
     ScaleOutParams,
     TruncateGlobalParams,
@@ -42,12 +42,6 @@ Details = dict[str, Any]
 
 def _broker_id(step: Step) -> int:
     return int(step.target.removeprefix("broker-"))
-
-
-def _args(cls: type[P], step: Step) -> P:
-    """The step's parameters as its kind declares them (checked when the plan was made or
-    loaded: here they parse)."""
-    return parse(cls, step.params, step.fault, f"step {step.id} ({step.fault})")
 
 
 def write_control(path: Path, **settings: Any) -> None:
@@ -75,7 +69,7 @@ def read_global_checkpoint(volume: Path, application_id: str) -> int | None:
 
 def _kill(ctx: FaultContext, step: Step) -> Details:
     ctx.platform.kill_pod(step.target)
-    if _args(KillParams, step).down:
+    if step_args(KillParams, step).down:
         # A crashed machine: nothing restarts the pod before the heal (a stop of a dead pod
         # only holds it down), so its session ends and its tasks fail over.
         ctx.platform.stop_pod(step.target)
@@ -94,14 +88,10 @@ _stop = _on_pod(lambda platform, pod: platform.stop_pod(pod))
 _start = _on_pod(lambda platform, pod: platform.start_pod(pod))
 
 
-def _ids(steps: list[Step]) -> list[int]:
-    return [s.id for s in steps]
-
-
 def _pause(ctx: FaultContext, step: Step) -> Details:
     """Paused while any pause of it is in force (ctx.in_force), as a link is cut: the
     first of two overlapping pauses to heal does not resume the pod."""
-    paused_by = _ids(ctx.in_force.steps(step.fault, step.target))
+    paused_by = held_by(ctx.in_force.steps(step.fault, step.target))
     ctx.platform.pause_pod(step.target)
     ctx.in_force.hold(step)
     return {"already_paused_by": paused_by} if paused_by else {}
@@ -109,7 +99,7 @@ def _pause(ctx: FaultContext, step: Step) -> Details:
 
 def _resume(ctx: FaultContext, step: Step) -> Details:
     ctx.in_force.release(step)
-    still = _ids(ctx.in_force.steps(step.fault, step.target))
+    still = held_by(ctx.in_force.steps(step.fault, step.target))
     if still:
         return {"still_paused_by": still}
     ctx.platform.resume_pod(step.target)
@@ -117,7 +107,7 @@ def _resume(ctx: FaultContext, step: Step) -> Details:
 
 
 def _move(ctx: FaultContext, step: Step) -> Details:
-    args = _args(MoveParams, step)
+    args = step_args(MoveParams, step)
     pod = ctx.platform.pod(step.target)
     nodes = ctx.platform.nodes()
     destination = args.node or nodes[(nodes.index(pod.node) + 1) % len(nodes)]
@@ -128,7 +118,7 @@ def _move(ctx: FaultContext, step: Step) -> Details:
 
 def _scale_out(ctx: FaultContext, step: Step) -> Details:
     nodes = ctx.platform.nodes()
-    node = _args(ScaleOutParams, step).node or nodes[len(ctx.platform.pods()) % len(nodes)]
+    node = step_args(ScaleOutParams, step).node or nodes[len(ctx.platform.pods()) % len(nodes)]
     ctx.platform.add_pod(step.target, node)
     return {"node": node}
 
@@ -150,7 +140,7 @@ def _delay_checkpoint(ctx: FaultContext, step: Step) -> Details:
     """Checkpoint writes of the pod take `ms` longer; with `reasons`, only writes for those
     reasons (e.g. `close`: a task lets go of its directory late, its thread's loop is not
     slowed down otherwise)."""
-    args = _args(DelayCheckpointParams, step)
+    args = step_args(DelayCheckpointParams, step)
     reasons = list(args.reasons)
     write_control(ctx.platform.control_path(step.target), checkpoint_delay_ms=args.ms,
                   checkpoint_delay_reasons=reasons)
@@ -171,7 +161,7 @@ def _truncate_global(ctx: FaultContext, step: Step) -> Details:
     paused instead of killed and resumed after: its running global consumer's position is
     then the invalid offset, and it rebuilds while the stream threads run."""
     topic = ctx.need(ctx.global_topic, step.fault, "the accounts topic")
-    live = _args(TruncateGlobalParams, step).live
+    live = step_args(TruncateGlobalParams, step).live
     if live:  # the running pod's global consumer is left behind the cut, not its checkpoint
         ctx.platform.pause_pod(step.target)
     else:
@@ -210,28 +200,6 @@ def _restart_broker(ctx: FaultContext, step: Step) -> Details:
     return {}
 
 
-def _partition(ctx: FaultContext, step: Step) -> Details:
-    """The link is down while any cut of it is in force (ctx.in_force): overlapping cuts of
-    one target compose, and only the last one's heal sets it up. Each cut asks for the
-    link down, so one that is down already stays so (a docker pod restarted meanwhile is
-    cut again)."""
-    network = ctx.need(ctx.network, step.fault, "a platform with a run network")
-    cut_by = _ids(ctx.in_force.steps(step.fault, step.target))
-    network.disconnect(step.target)
-    ctx.in_force.hold(step)
-    return {"already_cut_by": cut_by} if cut_by else {}
-
-
-def _heal_partition(ctx: FaultContext, step: Step) -> Details:
-    network = ctx.need(ctx.network, step.fault, "a platform with a run network")
-    ctx.in_force.release(step)
-    still = _ids(ctx.in_force.steps(step.fault, step.target))
-    if still:
-        return {"still_cut_by": still}
-    network.reconnect(step.target)
-    return {}
-
-
 def _storage(ctx: FaultContext, fault: str) -> Storage:
     return ctx.need(ctx.storage, fault, "the fault filesystem (--platform local, fuse3)")
 
@@ -255,8 +223,8 @@ IO_FAULTS = ("io-delay", "io-error")
 
 def _io_step_rule(step: Step) -> dict[str, Any]:
     if step.fault == "io-delay":
-        return _io_rule(_args(IoDelayParams, step))
-    return _io_rule(_args(IoErrorParams, step))
+        return _io_rule(step_args(IoDelayParams, step))
+    return _io_rule(step_args(IoErrorParams, step))
 
 
 def _io_rules_in_force(ctx: FaultContext, pod: str) -> list[dict[str, Any]]:
@@ -280,44 +248,6 @@ def _io_heal(ctx: FaultContext, step: Step) -> Details:
     _storage(ctx, step.fault).set_io_rules(step.target, rules)
     still = [s.id for fault in IO_FAULTS for s in ctx.in_force.steps(fault, step.target)]
     return {"still_in_force": still} if still else {}
-
-
-def _worst(steps: list[Step]) -> NetemParams:
-    """The netem of a link several steps slow at once: the worst of each parameter, so
-    each step's degradation holds at least."""
-    args = [_args(NetemParams, s) for s in steps]
-    return NetemParams(max(a.delay_ms for a in args), max(a.jitter_ms for a in args),
-                       max(a.loss_pct for a in args))
-
-
-def _set_netem(links: Links, target: str, before: list[Step], after: list[Step]) -> Details:
-    """The link as the steps in force (`after`) ask, changed only if that differs from
-    what `before` asked (a restarted packet delayer would let packets pass undelayed)."""
-    link = _worst(after)
-    if before and link == _worst(before):
-        details: Details = {**dataclasses.asdict(link), "unchanged": True}
-    else:
-        details = links.degrade(target, link.delay_ms, link.jitter_ms, link.loss_pct)
-    return details if len(after) == 1 else {**details, "in_force": _ids(after)}
-
-
-def _netem(ctx: FaultContext, step: Step) -> Details:
-    links = ctx.need(ctx.links, step.fault, "a platform with a run network (--platform local)")
-    before = ctx.in_force.steps(step.fault, step.target)
-    details = _set_netem(links, step.target, before, [*before, step])
-    ctx.in_force.hold(step)
-    return details
-
-
-def _heal_netem(ctx: FaultContext, step: Step) -> Details:
-    links = ctx.need(ctx.links, step.fault, "a platform with a run network")
-    before = ctx.in_force.steps(step.fault, step.target)
-    ctx.in_force.release(step)
-    after = ctx.in_force.steps(step.fault, step.target)
-    if not after:
-        links.restore(step.target)
-        return {}
-    return _set_netem(links, step.target, before, after)
 
 
 def _nothing(ctx: FaultContext, step: Step) -> Details:
@@ -367,38 +297,55 @@ class FaultKind:
     heal: Action
     targets: Target
     # The parameters its steps may carry (names, types, defaults: a frozen dataclass of
-    # faults/params.py), checked when a step is made; apply and heal read them with `_args`.
+    # faults/params.py), checked when a step is made; apply and heal read them with
+    # `step_args`.
     params: type[Params] = NoParams
     instant: bool = False  # done once applied (a move): nothing stays in force to heal
     needs: Need | None = None
+    # What it does, as the checker and the reports ask (common/fault_traits.py): plan.json
+    # carries the traits of its kinds, so they never name a kind.
+    traits: frozenset[Trait] = frozenset()
 
 
+def _kind(name: str, apply: Action, heal: Action, targets: Target,
+          params: type[Params] = NoParams, *traits: Trait, instant: bool = False,
+          needs: Need | None = None) -> FaultKind:
+    return FaultKind(name, apply, heal, targets, params, instant, needs, frozenset(traits))
+
+
+_T = Trait
 FAULT_KINDS: dict[str, FaultKind] = {
     k.name: k
     for k in (
-        FaultKind("kill", _kill, _start, Target.POD, KillParams),
-        FaultKind("stop", _stop, _start, Target.POD),
-        FaultKind("pause", _pause, _resume, Target.POD),
-        FaultKind("move", _move, _nothing, Target.POD, MoveParams, instant=True),
-        FaultKind("scale-out", _scale_out, _scale_in, Target.NEW_POD, ScaleOutParams),
-        FaultKind("scale-in", _scale_in, _start, Target.POD),
-        FaultKind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, Target.POD,
-                  DelayCheckpointParams, needs=Need.WORKER_HOOK),
-        FaultKind("truncate-global", _truncate_global, _nothing, Target.POD,
-                  TruncateGlobalParams, instant=True, needs=Need.LEDGER),
-        FaultKind("kill-broker", _kill_broker, _restart_broker, Target.BROKER),
-        FaultKind("stop-broker", _stop_broker, _restart_broker, Target.BROKER),
-        FaultKind("partition", _partition, _heal_partition, Target.POD_OR_BROKER,
-                  needs=Need.NETWORK),
+        _kind("kill", _kill, _start, Target.POD, KillParams,
+              _T.CRASHES, _T.CRASH_AT_OP, _T.RESTARTS),
+        _kind("stop", _stop, _start, Target.POD, NoParams, _T.RESTARTS),
+        _kind("pause", _pause, _resume, Target.POD, NoParams,
+              _T.SILENCES, _T.FREEZES, _T.INTERRUPTS_GLOBAL),
+        _kind("move", _move, _nothing, Target.POD, MoveParams, _T.MOVES, _T.RESTARTS,
+              instant=True),
+        _kind("scale-out", _scale_out, _scale_in, Target.NEW_POD, ScaleOutParams, _T.ADDS_POD),
+        _kind("scale-in", _scale_in, _start, Target.POD, NoParams, _T.RESTARTS),
+        _kind("delay-checkpoint", _delay_checkpoint, _undelay_checkpoint, Target.POD,
+              DelayCheckpointParams, _T.DELAYS_CHECKPOINT, needs=Need.WORKER_HOOK),
+        # Killed (or, `live`, paused) and back before its op is recorded.
+        _kind("truncate-global", _truncate_global, _nothing, Target.POD, TruncateGlobalParams,
+              _T.CRASHES, _T.BACK_BEFORE_OP, _T.RESTARTS, instant=True, needs=Need.LEDGER),
+        _kind("kill-broker", _kill_broker, _restart_broker, Target.BROKER, NoParams,
+              _T.INTERRUPTS_GLOBAL),
+        _kind("stop-broker", _stop_broker, _restart_broker, Target.BROKER, NoParams,
+              _T.INTERRUPTS_GLOBAL),
+        _kind("partition", apply_partition, heal_partition, Target.POD_OR_BROKER, NoParams,
+              _T.SILENCES, _T.CUTS_OFF, _T.INTERRUPTS_GLOBAL, needs=Need.NETWORK),
         # Storage (the fault filesystem, --platform local): see faults/faultfs.
-        FaultKind("power-loss", _power_loss, _start, Target.POD, needs=Need.STORAGE),
-        FaultKind("io-delay", _io_fault, _io_heal, Target.POD, IoDelayParams,
-                  needs=Need.STORAGE),
-        FaultKind("io-error", _io_fault, _io_heal, Target.POD, IoErrorParams,
-                  needs=Need.STORAGE),
-        FaultKind("netem", _netem, _heal_netem, Target.POD_OR_BROKER, NetemParams,
-                  needs=Need.NETWORK),
-        FaultKind("clock", apply_clock, heal_clock, Target.POD, ClockParams, needs=Need.CLOCK),
+        _kind("power-loss", _power_loss, _start, Target.POD, NoParams,
+              _T.CRASHES, _T.DROPS_UNSYNCED, _T.RESTARTS, needs=Need.STORAGE),
+        _kind("io-delay", _io_fault, _io_heal, Target.POD, IoDelayParams, needs=Need.STORAGE),
+        _kind("io-error", _io_fault, _io_heal, Target.POD, IoErrorParams, needs=Need.STORAGE),
+        _kind("netem", apply_netem, heal_netem, Target.POD_OR_BROKER, NetemParams,
+              _T.INTERRUPTS_GLOBAL, needs=Need.NETWORK),
+        _kind("clock", apply_clock, heal_clock, Target.POD, ClockParams, _T.STEPS_CLOCK,
+              needs=Need.CLOCK),
     )
 }
 
@@ -410,6 +357,17 @@ def kinds_needing(need: Need) -> frozenset[str]:
 NETWORK_FAULTS = kinds_needing(Need.NETWORK)
 STORAGE_FAULTS = kinds_needing(Need.STORAGE)
 CLOCK_FAULTS = kinds_needing(Need.CLOCK)
+
+
+def needs_of(kinds: Iterable[str]) -> frozenset[Need]:
+    """What these kinds need beyond pods and brokers: what a run of them asks of its
+    platform (harness/platforms/placement.py `PlacementRequest.needs`)."""
+    return frozenset(n for k in kinds if (n := FAULT_KINDS[k].needs) is not None)
+
+
+def traits_of(kinds: Iterable[str]) -> dict[str, frozenset[Trait]]:
+    """The traits of these kinds, as plan.json carries them (common/fault_traits.py)."""
+    return {k: FAULT_KINDS[k].traits for k in kinds}
 
 
 def check_step(kind: str, raw: object, where: str) -> None:

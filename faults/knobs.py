@@ -21,11 +21,10 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2
 from faults.params import ProfileSettings
 from faults.plan import REGISTRY
-from faults.windows import EXACTLY_ONCE_V2, longest_session_s, newcomer_takes_a_task
-
-AT_LEAST_ONCE = "at_least_once"
+from faults.windows import longest_session_s, newcomer_takes_a_task
 
 Value = int | float | str
 

@@ -19,9 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.model import FIRST_FAULT_S, Trigger
-
-EXACTLY_ONCE_V2 = "exactly_once_v2"
 
 # After the session timeout ends, the group rebalances and the tasks run elsewhere: 6-10 s
 # on a 2-core machine (the margin `all`'s 16-20 s pauses had over the 10 s session).

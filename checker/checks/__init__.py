@@ -70,5 +70,5 @@ def event_tallies(meta: Meta, frames: Frames) -> dict[str, Column]:
         balances.BELOW: balances.below(),
         balances.OTHERWISE_WRONG: balances.otherwise_wrong(),
         global_table.STALE: global_table.stale(global_table.bound_ms(meta),
-                                               global_table.nemesis_windows(frames)),
+                                               global_table.nemesis_windows(frames, meta)),
     }

@@ -21,8 +21,9 @@ from pyspark.sql import functions as F
 from checker.examples import row_dict, skip_traces, with_context
 from checker.frames import Frames, trace_field
 from checker.ledger import committed_input, committed_output
-from checker.meta import AT_LEAST_ONCE, Meta
+from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, CheckResult
+from common.guarantees import AT_LEAST_ONCE
 from workloads.ledger.trace_contract import DEDUP_SKIP
 
 TOLERATED_NOTE = (

@@ -10,7 +10,8 @@ account, the accounts topic has
   topic a little, never that much.
 
 The bound runs from the end of the last fault that could keep a pod's global consumer
-from fetching (a network cut or slow link, a pause, a broker down: `INTERRUPTING`) when
+from fetching (a network cut or slow link, a pause, a broker down: the kinds with
+Trait.INTERRUPTS_GLOBAL, as the run's plan says: `Meta.fault_traits`) when
 that is later than the record's acknowledgement, and an event sent while such a fault is
 in force is not judged. Kafka Streams does not hold its stream threads back for the
 global thread (a KStream-GlobalKTable join reads the table as it is), so a pod cut off
@@ -22,7 +23,7 @@ global thread that stays behind for the bound once nothing keeps it from fetchin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
@@ -31,6 +32,7 @@ from checker.examples import row_dict, with_context
 from checker.frames import Frames
 from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, CheckResult
+from common.fault_traits import Trait
 
 _COLS = (
     "event_id",
@@ -46,21 +48,19 @@ _COLS = (
 
 # Name of the event tally (Frames.tally) this check reads.
 STALE = "stale-global"
-# Fault kinds (faults/kinds.py) during which a pod's global consumer may not fetch the
-# accounts topic while its stream threads later run: a cut or slow link (of a pod or a
-# broker), a paused process, a broker down.
-INTERRUPTING = frozenset({"partition", "netem", "pause", "kill-broker", "stop-broker"})
 Window = tuple[int, int]  # (start_ms, end_ms) of one such fault
 NEVER_HEALED_MS = 2**62
 
 
-def interruptions(nemesis_ops: Iterable[tuple[str, int, str]]) -> list[Window]:
-    """The (start, end) of each interrupting fault, from the nemesis's ops as (f, time_ns,
-    value JSON) rows: phase start/end of a step. A step never healed lasts for good."""
+def interruptions(nemesis_ops: Iterable[tuple[str, int, str]],
+                  interrupting: Collection[str]) -> list[Window]:
+    """The (start, end) of each fault of the `interrupting` kinds, from the nemesis's ops
+    as (f, time_ns, value JSON) rows: phase start/end of a step. A step never healed lasts
+    for good."""
     starts: dict[object, int] = {}
     windows: list[Window] = []
     for f, time_ns, value in sorted(nemesis_ops, key=lambda op: op[1]):
-        if f not in INTERRUPTING:
+        if f not in interrupting:
             continue
         try:
             op = json.loads(value)
@@ -104,11 +104,16 @@ def stale(bound_ms: int, windows: Sequence[Window] = ()) -> Column:
     )
 
 
-def nemesis_windows(frames: Frames) -> list[Window]:
-    """`interruptions` of the run's stored nemesis ops (a few dozen rows)."""
-    rows = (frames.ops.where((F.col("process") == "nemesis") & F.col("f").isin(*INTERRUPTING))
+def nemesis_windows(frames: Frames, meta: Meta) -> list[Window]:
+    """`interruptions` of the run's stored nemesis ops (a few dozen rows): those of the
+    kinds that keep a global consumer from fetching (a cut or slow link of a pod or a
+    broker, a paused process, a broker down)."""
+    interrupting = sorted(meta.fault_traits.kinds_with(Trait.INTERRUPTS_GLOBAL))
+    if not interrupting:  # none in the plan (an empty IN list is no query to send)
+        return []
+    rows = (frames.ops.where((F.col("process") == "nemesis") & F.col("f").isin(*interrupting))
             .select("f", "time_ns", "value").collect())
-    return interruptions((r["f"], int(r["time_ns"]), r["value"]) for r in rows)
+    return interruptions(((r["f"], int(r["time_ns"]), r["value"]) for r in rows), interrupting)
 
 
 def bound_ms(meta: Meta) -> int:
@@ -116,7 +121,7 @@ def bound_ms(meta: Meta) -> int:
 
 
 def stale_global(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
-    windows = nemesis_windows(frames)
+    windows = nemesis_windows(frames, meta)
     predicate = stale(bound_ms(meta), windows)
     count = frames.count_events(STALE, predicate)
     if count == 0:

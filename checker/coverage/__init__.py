@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.coverage.classes import CLASSES as RUN_CLASSES
-from checker.coverage.classes import ConditionClass, Hit
+from checker.coverage.condition import ConditionClass, Hit
 from checker.coverage.facts import Facts, load_facts
 from checker.coverage.knobs import KNOB_CLASSES
 

@@ -2,68 +2,48 @@
 (issue 17). Each is a pure function of a run's `Facts` returning its hits: when the
 moment happened and the stored lines (trace events, nemesis ops) that prove it.
 
-A class says only that the moment was created, not that anything went wrong in it.
+A class says only that the moment was created, not that anything went wrong in it. Those
+a crash makes are in crashes.py; a class finds its faults by what they do (their traits,
+`Facts.spans_with`), never by a kind's name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
-from checker.coverage.facts import Crash, Event, Facts
+from checker.coverage import crashes
+from checker.coverage.condition import ConditionClass, Hit, hit, last_before, stream_threads
+from checker.coverage.facts import Event, Facts
+from common.fault_traits import Trait
+from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2
 from workloads.ledger.trace_contract import (
     ASSIGNED,
     CHECKPOINT_DELAY,
     CHECKPOINT_READ,
     CLEANER_DELETE,
     COMMIT,
-    COMMIT_EVENTS,
     GLOBAL_RESTORE_START,
-    MEMTABLE_FLUSH,
     RESTORE_END,
     RESTORE_START,
     REVOKED,
     TASK_INIT,
     TASK_RUNNING,
-    TXN_ABORT,
     TXN_BEGIN,
     TXN_COMMIT,
     TXN_EVENTS,
 )
 
-# "Right after a commit": the kill came this soon after the process's last commit.
-AFTER_COMMIT_NS = 250_000_000
 # "Soon after an update of the global topic": the restart began this soon after a publish.
 GLOBAL_UPDATE_NS = 1_000_000_000
 REBALANCE_EVENTS = (ASSIGNED, REVOKED)
 DEFAULT_SESSION_MS = 10_000  # a run that recorded none: the worker's and the app's default
 
 
-@dataclass(frozen=True)
-class Hit:
-    time_ns: int
-    lines: tuple[Event, ...]
-
-
-@dataclass(frozen=True)
-class ConditionClass:
-    name: str
-    title: str
-    detect: Callable[[Facts], list[Hit]]
-    # "nightly": reached by the matrix as a whole (one run has one mode); "knobs": a
-    # combination of drawn settings (checker/coverage/knobs.py), met by some seeds.
-    scope: str = "run"
-
-
-def _hit(time_ns: int, *lines: Event | None) -> Hit:
-    return Hit(time_ns, tuple(line for line in lines if line is not None))
-
-
 def _zombie(f: Facts) -> list[Hit]:
     """Paused (SIGSTOP) past its session: another process made one of its RUNNING tasks
     RUNNING during the pause and still ran it when the paused process resumed."""
     hits = []
-    for start, end in f.spans("pause"):
+    for start, end in f.spans_with(Trait.FREEZES):
         pid = f.pid_at(start.target, start.time_ns)
         if end is None or pid is None:
             continue
@@ -74,7 +54,7 @@ def _zombie(f: Facts) -> list[Hit]:
             if not start.time_ns < e["ts_ns"] <= end.time_ns or e["pid"] == pid:
                 continue
             if e.get("task") in mine and f.running_since(e["pid"], e["task"], end.time_ns) is e:
-                hits.append(_hit(end.time_ns, mine[e["task"]], start.line, e, end.line))
+                hits.append(hit(end.time_ns, mine[e["task"]], start.line, e, end.line))
                 break
     return hits
 
@@ -89,123 +69,15 @@ def _task_returns(f: Facts) -> list[Hit]:
         task, pid = str(e.get("task")), e["pid"]
         before, elsewhere = last_here.get((task, pid)), last_any.get(task)
         if before is not None and elsewhere is not None and elsewhere["pid"] != pid:
-            hits.append(_hit(e["ts_ns"], before, elsewhere, e))
+            hits.append(hit(e["ts_ns"], before, elsewhere, e))
         last_here[(task, pid)] = e
         last_any[task] = e
     return hits
 
 
-def _last_before(events: list[Event], time_ns: int, names: tuple[str, ...],
-                 **match: object) -> Event | None:
-    found = None
-    for e in events:
-        if e["ts_ns"] > time_ns:
-            break
-        if e["event"] in names and all(e.get(k) == v for k, v in match.items()):
-            found = e
-    return found
-
-
-def _restored_then_killed(f: Facts) -> list[Hit]:
-    """A task restored records from its changelog, became RUNNING, and its process was
-    SIGKILLed while it still ran."""
-    hits = []
-    for c in f.crashes():
-        events = f.by_pid.get(c.pid, [])
-        for task, running in sorted(f.running_tasks(c.pid, c.time_ns).items()):
-            init = _last_before(events, running["ts_ns"], (TASK_INIT,), task=task)
-            end = next((e for e in events
-                        if e["event"] == RESTORE_END and e.get("task") == task
-                        and (e.get("restored") or 0) > 0
-                        and (init is None or e["ts_ns"] >= init["ts_ns"])
-                        and e["ts_ns"] <= running["ts_ns"]), None)
-            if end is not None:
-                hits.append(_hit(c.time_ns, end, running, c.op.line))
-                break
-    return hits
-
-
-def _threads(events: list[Event]) -> set[str]:
-    return {str(e.get("thread")) for e in events if str(e.get("thread")).startswith("Stream")}
-
-
-def _crash_in_txn(f: Facts) -> list[Hit]:
-    """SIGKILL while a stream thread of the process had a transaction open."""
-    hits = []
-    for c in f.crashes():
-        events = f.by_pid.get(c.pid, [])
-        for thread in sorted(_threads(events)):
-            last = _last_before(events, c.time_ns, TXN_EVENTS, thread=thread)
-            if last is not None and last["event"] == TXN_BEGIN:
-                hits.append(_hit(c.time_ns, last, c.op.line))
-                break
-    return hits
-
-
-def _crash_after_commit(f: Facts) -> list[Hit]:
-    """SIGKILL within AFTER_COMMIT_NS of a commit (transactional or at-least-once); only
-    kills whose moment is known (truncate-global's is not)."""
-    hits = []
-    for c in f.crashes():
-        if not c.exact:
-            continue
-        last = _last_before(f.by_pid.get(c.pid, []), c.time_ns, COMMIT_EVENTS)
-        if last is not None and c.time_ns - last["ts_ns"] <= AFTER_COMMIT_NS:
-            hits.append(_hit(c.time_ns, last, c.op.line))
-    return hits
-
-
-def _flush_then_abort(f: Facts) -> list[Hit]:
-    """A memtable flush started inside an open transaction, and that transaction was then
-    aborted: its thread's next transaction event is `txn-abort`, or the process was
-    SIGKILLed before the thread committed again."""
-    hits = []
-    crashes: dict[int, Crash] = {c.pid: c for c in f.crashes()}
-    for flush in f.named(MEMTABLE_FLUSH):
-        if not flush.get("in_txn"):
-            continue
-        pid, thread = flush["pid"], flush.get("thread")
-        after = next((e for e in f.by_pid.get(pid, [])
-                      if e["ts_ns"] > flush["ts_ns"] and e.get("thread") == thread
-                      and e["event"] in TXN_EVENTS), None)
-        if after is not None and after["event"] == TXN_ABORT:
-            hits.append(_hit(after["ts_ns"], flush, after))
-        elif after is None and pid in crashes and crashes[pid].time_ns > flush["ts_ns"]:
-            hits.append(_hit(crashes[pid].time_ns, flush, crashes[pid].op.line))
-    return hits
-
-
-def _standby_promoted(f: Facts) -> list[Hit]:
-    """A process held a standby of a task when the task's active process was SIGKILLed or
-    moved; the standby's process then made the task RUNNING."""
-    hits = []
-    losses = [(c.pid, c.time_ns, c.op.line) for c in f.crashes()]
-    for start, _ in f.spans("move"):
-        pid = f.pid_at(start.target, start.time_ns)
-        if pid is not None:
-            losses.append((pid, start.time_ns, start.line))
-    for lost_pid, at, op in losses:
-        for task, ran in f.running_tasks(lost_pid, at).items():
-            for pid, events in f.by_pid.items():
-                if pid == lost_pid:
-                    continue
-                mention = next((e for e in reversed(events) if e["ts_ns"] <= at
-                                and e["event"] == ASSIGNED
-                                and task in (e.get("active") or []) + (e.get("standby") or [])),
-                               None)
-                if mention is None or task not in (mention.get("standby") or []):
-                    continue
-                promoted = next((e for e in events if e["ts_ns"] > at
-                                 and e["event"] == TASK_RUNNING and e.get("task") == task),
-                                None)
-                if promoted is not None:
-                    hits.append(_hit(promoted["ts_ns"], ran, op, mention, promoted))
-    return hits
-
-
 def _moves(f: Facts, keep_volume: bool) -> Iterator[tuple[Event, list[Event]]]:
     """Each move with (or without) its volume and the trace of the pod's next process."""
-    for start, _ in f.spans("move"):
+    for start, _ in f.spans_with(Trait.MOVES):
         if bool(start.params.get("keep_volume", True)) != keep_volume:
             continue
         old = f.pid_at(start.target, start.time_ns)
@@ -225,7 +97,7 @@ def _move_full_restore(f: Facts) -> list[Hit]:
         end = next((e for e in events if e["event"] == RESTORE_END
                     and e.get("task") in empty and (e.get("restored") or 0) > 0), None)
         if end is not None:
-            hits.append(_hit(end["ts_ns"], op, end))
+            hits.append(hit(end["ts_ns"], op, end))
     return hits
 
 
@@ -237,7 +109,7 @@ def _move_checkpoint_reuse(f: Facts) -> list[Hit]:
         init = next((e for e in events if e["event"] == TASK_INIT
                      and e.get("checkpoint") is not None and e.get("task") != "global"), None)
         if init is not None:
-            hits.append(_hit(init["ts_ns"], op, init))
+            hits.append(hit(init["ts_ns"], op, init))
     return hits
 
 
@@ -250,7 +122,7 @@ def _restart_after_global_update(f: Facts) -> list[Hit]:
             continue
         last = max((t for t in f.publishes if t <= e["ts_ns"]), default=None)
         if last is not None and e["ts_ns"] - last <= GLOBAL_UPDATE_NS:
-            hits.append(_hit(e["ts_ns"], e))
+            hits.append(hit(e["ts_ns"], e))
     return hits
 
 
@@ -266,7 +138,7 @@ def _rebalance_during_checkpoint(f: Facts) -> list[Hit]:
         seen = next((e for e in f.named(*REBALANCE_EVENTS)
                      if delay["ts_ns"] < e["ts_ns"] < until), None)
         if seen is not None:
-            hits.append(_hit(seen["ts_ns"], delay, seen))
+            hits.append(hit(seen["ts_ns"], delay, seen))
     return hits
 
 
@@ -275,11 +147,11 @@ def _power_loss_unsynced(f: Facts) -> list[Hit]:
     filesystem rolled back file data or names (a store's files, a checkpoint), as its op's
     details say."""
     hits = []
-    for start, _ in f.spans("power-loss"):
+    for start, _ in f.spans_with(Trait.DROPS_UNSYNCED):
         details = start.line.get("value", {}).get("details") or {}
         undone = details.get("undone") or {}
         if undone.get("names_undone") or undone.get("files_rolled_back"):
-            hits.append(_hit(start.time_ns, start.line))
+            hits.append(hit(start.time_ns, start.line))
     return hits
 
 
@@ -291,7 +163,7 @@ def _cut_off_in_commit_or_rebalance(f: Facts) -> list[Hit]:
     hits = []
     last_ns = f.events[-1]["ts_ns"] if f.events else 0
     interval_ns = int(f.config.get("commit_interval_ms") or 0) * 1_000_000
-    for start, end in f.spans("partition"):
+    for start, end in f.spans_with(Trait.CUTS_OFF):
         pid = f.pid_at(start.target, start.time_ns)
         if pid is None:  # a broker, or a pod that had not traced yet
             continue
@@ -299,16 +171,16 @@ def _cut_off_in_commit_or_rebalance(f: Facts) -> list[Hit]:
         seen = next((e for e in f.named(*REBALANCE_EVENTS)
                      if start.time_ns < e["ts_ns"] < until), None)
         if seen is not None:
-            hits.append(_hit(seen["ts_ns"], start.line, seen))
+            hits.append(hit(seen["ts_ns"], start.line, seen))
             continue
         events = f.by_pid.get(pid, [])
-        for thread in sorted(_threads(events)):
-            last = _last_before(events, start.time_ns, (*TXN_EVENTS, COMMIT), thread=thread)
+        for thread in sorted(stream_threads(events)):
+            last = last_before(events, start.time_ns, (*TXN_EVENTS, COMMIT), thread=thread)
             in_txn = last is not None and last["event"] == TXN_BEGIN
             due = (last is not None and last["event"] == COMMIT and interval_ns > 0
                    and until - start.time_ns > interval_ns)
             if in_txn or due:
-                hits.append(_hit(start.time_ns, last, start.line))
+                hits.append(hit(start.time_ns, last, start.line))
                 break
     return hits
 
@@ -320,24 +192,24 @@ def _clock_jump_in_txn_or_session(f: Facts) -> list[Hit]:
     task, or had been assigned some)."""
     hits = []
     session_ns = (f.session_timeout_ms or DEFAULT_SESSION_MS) * 1_000_000
-    for op in (op for op in f.faults if op.fault == "clock"):
+    for op in f.ops_with(Trait.STEPS_CLOCK):
         details = op.line.get("value", {}).get("details") or {}
         step_ns = abs(float(details.get("jump_s" if op.phase == "start" else "offset_s") or 0))
         pid = f.pid_at(op.target, op.time_ns)
         if pid is None or step_ns == 0:
             continue
         events = f.by_pid.get(pid, [])
-        open_txn = next((last for thread in sorted(_threads(events))
-                         if (last := _last_before(events, op.time_ns, TXN_EVENTS, thread=thread))
+        open_txn = next((last for thread in sorted(stream_threads(events))
+                         if (last := last_before(events, op.time_ns, TXN_EVENTS, thread=thread))
                          is not None and last["event"] == TXN_BEGIN), None)
         # A member: it ran a task then (what Kafka Streams traces), or had been assigned.
         running = f.running_tasks(pid, op.time_ns)
         member = (min(running.values(), key=lambda e: e["ts_ns"]) if running
-                  else _last_before(events, op.time_ns, (ASSIGNED,)))
+                  else last_before(events, op.time_ns, (ASSIGNED,)))
         if open_txn is not None:
-            hits.append(_hit(op.time_ns, open_txn, op.line))
+            hits.append(hit(op.time_ns, open_txn, op.line))
         elif step_ns * 1e9 > session_ns and member is not None:
-            hits.append(_hit(op.time_ns, member, op.line))
+            hits.append(hit(op.time_ns, member, op.line))
     return hits
 
 
@@ -365,7 +237,7 @@ def _checkpoint_read_then_cleaned(f: Facts) -> list[Hit]:
                 before, gone = read.pop(task), deleted.pop(task, None)
                 if gone is not None and (e["event"] == TASK_RUNNING
                                          or (e.get("from_offset") or 0) > 0):
-                    hits.append(_hit(gone["ts_ns"], before, gone, e))
+                    hits.append(hit(gone["ts_ns"], before, gone, e))
     return sorted(hits, key=lambda h: h.time_ns)
 
 
@@ -374,7 +246,7 @@ def _guarantee(name: str, commit: str) -> Callable[[Facts], list[Hit]]:
         if f.guarantee != name:
             return []
         first = next(f.named(commit), None)
-        return [] if first is None else [_hit(first["ts_ns"], first)]
+        return [] if first is None else [hit(first["ts_ns"], first)]
     return detect
 
 
@@ -385,15 +257,16 @@ CLASSES: tuple[ConditionClass, ...] = (
                    _task_returns),
     ConditionClass("restored-then-killed",
                    "a task restored from a non-empty changelog, killed while RUNNING",
-                   _restored_then_killed),
-    ConditionClass("crash-in-txn", "a crash inside an open transaction", _crash_in_txn),
-    ConditionClass("crash-after-commit", "a crash right after a commit", _crash_after_commit),
+                   crashes.restored_then_killed),
+    ConditionClass("crash-in-txn", "a crash inside an open transaction", crashes.crash_in_txn),
+    ConditionClass("crash-after-commit", "a crash right after a commit",
+                   crashes.crash_after_commit),
     ConditionClass("flush-then-abort",
                    "a memtable flush persisted writes of a transaction later aborted",
-                   _flush_then_abort),
+                   crashes.flush_then_abort),
     ConditionClass("standby-promoted",
                    "a standby promoted to active after its active's pod crashed or moved",
-                   _standby_promoted),
+                   crashes.standby_promoted),
     ConditionClass("move-full-restore", "a move without the volume: full restore",
                    _move_full_restore),
     ConditionClass("move-checkpoint-reuse", "a move with the volume: checkpoint reuse",
@@ -416,8 +289,8 @@ CLASSES: tuple[ConditionClass, ...] = (
     ConditionClass("checkpoint-read-then-cleaned",
                    "a task read its checkpoint, then the cleaner deleted its directory "
                    "before the task used the offsets", _checkpoint_read_then_cleaned),
-    ConditionClass("exactly-once", "the run used exactly-once (exactly_once_v2)",
-                   _guarantee("exactly_once_v2", TXN_COMMIT), scope="nightly"),
+    ConditionClass("exactly-once", f"the run used exactly-once ({EXACTLY_ONCE_V2})",
+                   _guarantee(EXACTLY_ONCE_V2, TXN_COMMIT), scope="nightly"),
     ConditionClass("at-least-once", "the run used at-least-once",
-                   _guarantee("at_least_once", COMMIT), scope="nightly"),
+                   _guarantee(AT_LEAST_ONCE, COMMIT), scope="nightly"),
 )

@@ -16,16 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.fault_traits import BEFORE_PLANS_CARRIED_TRAITS, PlanTraits, Trait, load_plan_traits
+from common.guarantees import EXACTLY_ONCE_V2
 from workloads.ledger.trace_contract import ASSIGNED, REVOKED, TASK_INIT, TASK_RUNNING
 
 Event = dict[str, Any]
 
-# Faults that end a pod's process with SIGKILL (truncate-global kills before it rewrites
-# the accounts topic; power-loss kills, then drops what the volume never fsynced). stop,
-# scale-in and move stop it cleanly (SIGTERM).
-CRASH_FAULTS = ("kill", "truncate-global", "power-loss")
-# Recorded right after the SIGKILL; power-loss's op comes after the volume's roll-back.
-EXACT_CRASH_FAULTS = ("kill",)
 
 
 @dataclass(frozen=True)
@@ -46,7 +42,7 @@ class Crash:
     pid: int
     time_ns: int
     op: FaultOp
-    exact: bool  # time_ns is the kill's (a `kill` op), not the killed process's last line
+    exact: bool  # time_ns is the kill's (Trait.CRASH_AT_OP), not the killed process's last line
 
 
 @dataclass
@@ -57,6 +53,8 @@ class Facts:
     guarantee: str = ""
     session_timeout_ms: int | None = None
     config: dict[str, Any] = field(default_factory=dict)  # run.json's settings (knobs)
+    # What each fault kind of the run does (plan.json's traits): the classes ask by trait.
+    traits: PlanTraits = BEFORE_PLANS_CARRIED_TRAITS
     by_pid: dict[int, list[Event]] = field(default_factory=dict)
     pod_of: dict[int, str] = field(default_factory=dict)
 
@@ -72,7 +70,7 @@ class Facts:
 
     @property
     def eos(self) -> bool:
-        return self.guarantee == "exactly_once_v2"
+        return self.guarantee == EXACTLY_ONCE_V2
 
     @property
     def origin_ns(self) -> int:
@@ -122,23 +120,24 @@ class Facts:
         return {t: e for t, e in found.items() if e is not None}
 
     def crashes(self) -> list[Crash]:
-        """Every SIGKILL the nemesis dealt to a pod with a process that had traced. An op
-        is recorded once its fault is applied: after a kill, the process is dead (its
-        restart is the heal); truncate-global has already restarted the pod, whose new
-        process may have traced its start, so the killed one is the last that ran a task,
-        and its last line stands for the moment it died."""
+        """Every SIGKILL the nemesis dealt to a pod (Trait.CRASHES) with a process that had
+        traced. An op is recorded once its fault is applied: after most, the process is
+        dead (its restart is the heal); a kind that is back before its op
+        (Trait.BACK_BEFORE_OP) has already restarted the pod, whose new process may have
+        traced its start, so the killed one is the last that ran a task, and its last line
+        stands for the moment it died."""
         found = []
         for op in self.faults:
-            if op.fault not in CRASH_FAULTS or op.phase != "start":
+            if op.phase != "start" or not self.traits.has(op.fault, Trait.CRASHES):
                 continue
-            if op.fault == "truncate-global":
+            if self.traits.has(op.fault, Trait.BACK_BEFORE_OP):
                 pid = self._last_pid_running(op.target, op.time_ns)
                 at = self.by_pid[pid][-1]["ts_ns"] if pid is not None else 0
             else:
                 pid, at = self.pid_at(op.target, op.time_ns), op.time_ns
             if pid is not None:
                 found.append(Crash(op.target, pid, at, op,
-                                   exact=op.fault in EXACT_CRASH_FAULTS))
+                                   exact=self.traits.has(op.fault, Trait.CRASH_AT_OP)))
         return found
 
     def _last_pid_running(self, pod: str, time_ns: int) -> int | None:
@@ -149,6 +148,15 @@ class Facts:
             if e.get("pod") == pod:
                 pid = e["pid"]
         return pid
+
+    def ops_with(self, trait: Trait) -> Iterator[FaultOp]:
+        """The nemesis ops (start and end) of the kinds with `trait`, in time order."""
+        return (op for op in self.faults if self.traits.has(op.fault, trait))
+
+    def spans_with(self, trait: Trait) -> list[tuple[FaultOp, FaultOp | None]]:
+        """`spans` of every kind with `trait`."""
+        return [pair for kind in sorted(self.traits.kinds_with(trait))
+                for pair in self.spans(kind)]
 
     def spans(self, fault: str) -> list[tuple[FaultOp, FaultOp | None]]:
         """(start, end) op pairs of a fault kind per target; end None if it never healed."""
@@ -227,7 +235,7 @@ def _run_config(run_dir: Path) -> dict[str, Any]:
 def load_facts(run_dir: Path) -> Facts:
     """The evidence of one run folder (results/README.md): pods/*/trace.jsonl,
     history.jsonl, the guarantee from history/meta.json or run.json, the run's settings
-    from run.json."""
+    from run.json, its fault kinds' traits from plan.json."""
     run_dir = Path(run_dir)
     events = trace_events(e for path in sorted(run_dir.glob("pods/*/trace.jsonl"))
                           for e in _json_lines(path))
@@ -240,4 +248,5 @@ def load_facts(run_dir: Path) -> Facts:
         guarantee=str(_run_setting(run_dir, "guarantee") or ""),
         session_timeout_ms=int(timeout) if isinstance(timeout, int | float) else None,
         config=_run_config(run_dir),
+        traits=load_plan_traits(run_dir),
     )

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from checker.coverage.classes import ConditionClass, Hit
+from checker.coverage.condition import ConditionClass, Hit
 from checker.coverage.facts import Event, Facts
+from common.fault_traits import Trait
+from common.guarantees import AT_LEAST_ONCE
 from workloads.ledger.trace_contract import ASSIGNED, CLEANER_DELETE, RESTORE_START
 
-EOS = "exactly_once_v2"
-ALOS = "at_least_once"
 # What a run had before the knobs (harness/run/config.py): an old run.json lacks them.
 BEFORE_KNOBS: dict[str, Any] = {
     "session_timeout_ms": 10_000, "transaction_timeout_ms": 10_000, "threads": 2,
@@ -27,7 +27,6 @@ BEFORE_KNOBS: dict[str, Any] = {
     "restore_max_poll_records": 2000,
 }
 CONFIG_EVENT = "run-config"  # the evidence line of a combination of settings alone
-PAUSES = ("pause", "partition")  # faults that silence a live process for a while
 
 
 def setting(f: Facts, name: str) -> Any:
@@ -64,17 +63,16 @@ def _pause_between_timeouts(f: Facts) -> list[Hit]:
         return []
     low, high = sorted((setting(f, "session_timeout_ms"), setting(f, "transaction_timeout_ms")))
     hits = []
-    for fault in PAUSES:
-        for start, end in f.spans(fault):
-            if end is not None and low * 1e6 < end.time_ns - start.time_ns < high * 1e6:
-                hits.append(Hit(end.time_ns, (start.line, end.line)))
+    for start, end in f.spans_with(Trait.SILENCES):
+        if end is not None and low * 1e6 < end.time_ns - start.time_ns < high * 1e6:
+            hits.append(Hit(end.time_ns, (start.line, end.line)))
     return hits
 
 
 def _alos_standbys(f: Facts) -> list[Hit]:
     """At-least-once with a standby assigned: a standby's store is built from a changelog
     that a non-transactional writer may leave ahead of the committed offsets."""
-    if f.guarantee != ALOS:
+    if f.guarantee != AT_LEAST_ONCE:
         return []
     first = next((e for e in f.named(ASSIGNED) if e.get("standby")), None)
     return [] if first is None else [Hit(first["ts_ns"], (first,))]

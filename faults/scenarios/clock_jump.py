@@ -3,6 +3,7 @@ session timeout (faults/clock.py), with no switch: the fixed worker must stay va
 
 from __future__ import annotations
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.builder import QUIET_TAIL_S, Builder
 from faults.model import FIRST_FAULT_S, ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import Scenario
@@ -33,7 +34,7 @@ def plan(b: Builder) -> ProfileSettings:
     if fits(FIRST_FAULT_S + 24):
         b.add("clock", pod_name(0), Trigger(FIRST_FAULT_S + 24, timeout_s=15),
               heal_after_s=8.0, rate=3.0)
-    return {"pods": 2, "standbys": 1, "partitions": 6, "guarantee": "exactly_once_v2",
+    return {"pods": 2, "standbys": 1, "partitions": 6, "guarantee": EXACTLY_ONCE_V2,
             "commit_interval_ms": 2000}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.builder import QUIET_TAIL_S, Builder
 from faults.model import ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import Scenario
@@ -24,7 +25,7 @@ def plan(b: Builder) -> ProfileSettings:
         timeout = max(10.0, round(b.time_limit_s - QUIET_TAIL_S - at, 1))
         b.add("kill", pod_name(0), Trigger(at, "all-flushed-in-txn", timeout_s=timeout),
               heal_after_s=b.r(1, 2))
-    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "exactly_once_v2",
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": EXACTLY_ONCE_V2,
             "rate": 300.0, "commit_interval_ms": 8000, "write_buffer_bytes": 8192}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.builder import Builder
 from faults.model import ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import Scenario
@@ -23,7 +24,7 @@ def plan(b: Builder) -> ProfileSettings:
         b.add("scale-out", pod_name(b.spare), Trigger(at),
               heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=25, pod=pod_name(0)))
         b.spare += 1
-    return {"pods": 1, "threads": 2, "guarantee": "exactly_once_v2",
+    return {"pods": 1, "threads": 2, "guarantee": EXACTLY_ONCE_V2,
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 

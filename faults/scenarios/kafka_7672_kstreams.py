@@ -7,6 +7,7 @@ come from the fault filesystem, `io-delay`). No switch: the bug is in the releas
 
 from __future__ import annotations
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.builder import Builder
 from faults.model import ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
@@ -38,7 +39,7 @@ def plan(b: Builder) -> ProfileSettings:
         b.spare += 1
         b.add("scale-out", spare, Trigger(at),
               heal_when=Trigger(4.0, "commits", count=20, timeout_s=40, pod=spare))
-    return {"pods": 1, "threads": 2, "partitions": 4, "guarantee": "exactly_once_v2",
+    return {"pods": 1, "threads": 2, "partitions": 4, "guarantee": EXACTLY_ONCE_V2,
             "cleaner_delay_ms": 1500, "cleaner_interval_ms": 500}
 
 

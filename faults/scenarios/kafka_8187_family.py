@@ -6,6 +6,7 @@ legacy app's `cleaner-delete`, from the line StateDirectory logs before each del
 
 from __future__ import annotations
 
+from common.guarantees import AT_LEAST_ONCE
 from faults.builder import Builder
 from faults.model import FIRST_FAULT_S, ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
@@ -59,7 +60,7 @@ def plan(b: Builder) -> ProfileSettings:
     b.add("scale-out", spare, Trigger(FIRST_FAULT_S),
           heal_when=Trigger(2.0, "cleaner-deleted", timeout_s=SPARE_WAIT_S, pod=pod_name(0)))
     return {"pods": 1, "threads": 1, "standbys": 0, "partitions": 8, "accounts": 4000,
-            "guarantee": "at_least_once", "cleaner_delay_ms": 2000,
+            "guarantee": AT_LEAST_ONCE, "cleaner_delay_ms": 2000,
             "cleaner_interval_ms": 2000, "restart": "never", "time_limit_s": 120.0}
 
 

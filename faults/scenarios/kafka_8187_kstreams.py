@@ -8,6 +8,7 @@ switch: the bug is in the release (docs/releases.md)."""
 
 from __future__ import annotations
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.builder import Builder
 from faults.model import ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import KAFKA_STREAMS, Scenario
@@ -78,7 +79,7 @@ def plan(b: Builder) -> ProfileSettings:
     # failover 10 s after the kill, and load after it. 9 partitions: pod-0 holds more
     # standbys, so a join or leave more often shifts the sorted list its threads are dealt.
     return {"pods": 1, "threads": 2, "standbys": 1, "partitions": 9, "accounts": 400,
-            "guarantee": "exactly_once_v2", "cleaner_delay_ms": 1500,
+            "guarantee": EXACTLY_ONCE_V2, "cleaner_delay_ms": 1500,
             "cleaner_interval_ms": 500, "restart": "never", "time_limit_s": 190.0}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from common.guarantees import AT_LEAST_ONCE
 from faults.builder import Builder
 from faults.model import ProfileSettings, Trigger, pod_name
 from faults.scenarios.scenario import Scenario
@@ -18,7 +19,7 @@ def plan(b: Builder) -> ProfileSettings:
         b.add("power-loss", pod_name(0), Trigger(at, "commits", count=3,
                                                         timeout_s=commits_wait_s(b.settings, 3)),
               heal_after_s=b.r(1, 2))
-    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": "at_least_once",
+    return {"pods": 1, "threads": 1, "partitions": 1, "guarantee": AT_LEAST_ONCE,
             "rate": 100.0, "write_buffer_bytes": 4 << 20}
 
 

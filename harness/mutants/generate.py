@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from faults.mixes import ALL
 from harness.mutants.catalog import REPO, Mutant, mutant_tree, save_catalog
 from harness.mutants.operators import sites
 
@@ -61,8 +62,9 @@ def lines_run_under_load(seeds: list[int], time_limit_s: int,
                                                        os.environ.get("PYTHONPATH")]))}
     for seed in seeds:
         subprocess.run([sys.executable, "-m", "harness", "--results-dir",
-                        str(folder / "results"), "run", "--profile", "all", "--seed", str(seed),
-                        "--time-limit", str(time_limit_s)], env=env, cwd=folder, check=False)
+                        str(folder / "results"), "run", "--profile", ALL.name,
+                        "--seed", str(seed), "--time-limit", str(time_limit_s)],
+                       env=env, cwd=folder, check=False)
     data = coverage.Coverage(data_file=str(folder / ".coverage"), config_file=str(rc))
     data.combine()
     measured = data.get_data()

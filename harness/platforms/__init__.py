@@ -86,18 +86,15 @@ PARTS: dict[str, PlatformParts] = {
 def open_platform(
     name: str, run_dir: Path, registry: ProcessRegistry, sut: SystemUnderTest,
     settings: PodSettings, nodes: int, brokers: int, bootstrap: str | None,
-    own_network: bool = False, storage_faults: bool = False,
-    kafka_version: str | None = None, fake_clocks: bool = False,
+    needs: frozenset[Need] = frozenset(), kafka_version: str | None = None,
 ) -> Placement:
-    """`own_network`: the plan has network faults (local: namespaces, bridge, veths).
-    `storage_faults`: the plan has one, so the pods' volumes go on the fault filesystem.
-    `kafka_version`: the brokers' release (default: harness/kafka/pom.xml's).
-    `fake_clocks`: the plan has a clock fault, so the pods run on the clock shim."""
+    """`needs`: what the plan's fault kinds need beyond pods and brokers, which the
+    platform meets through its table of hooks (its `NEED_HOOKS`). `kafka_version`: the
+    brokers' release (default: harness/kafka/pom.xml's)."""
     from harness.kafka.jars import kafka_version as pinned_kafka_version
 
     request = PlacementRequest(run_dir, registry, sut, settings, nodes, brokers, bootstrap,
-                               own_network, storage_faults,
-                               kafka_version or pinned_kafka_version(), fake_clocks)
+                               kafka_version or pinned_kafka_version(), needs)
     return PARTS[name].open(request)
 
 

@@ -10,20 +10,31 @@ import shutil
 import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
 from common.waiting import wait_until
+from faults.kinds import Need
 from harness.errors import HarnessError
 from harness.kafka.cluster import KafkaCluster, NodeNetwork
 from harness.platforms.base import LOG_FILE, PodInventory
 from harness.platforms.clock import clock_env, clock_shim
 from harness.platforms.faultfs import FaultFsMounts
-from harness.platforms.placement import Placement, PlacementRequest
+from harness.platforms.placement import (
+    NeedHooks,
+    Placement,
+    PlacementRequest,
+    meet_needs,
+    no_hook,
+)
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest
+
+if TYPE_CHECKING:
+    from harness.platforms.local_network import RunNetwork
 
 
 class LocalPlatform(PodInventory):
@@ -191,14 +202,47 @@ def _wait_status(pid: int, status: str, until_not: bool = False, timeout_s: floa
     wait_until(reached, timeout_s, interval_s=0.01)
 
 
-def open_local(request: PlacementRequest) -> Placement:
-    """Brokers (unless the run attaches to a given bootstrap) and pods as processes here;
-    a plan with network faults gets a network of its own first (local_network.py),
-    without, 127.0.0.1 as ever."""
+@dataclass
+class LocalCapabilities:
+    """What the plan's needs add to a local placement (NEED_HOOKS)."""
+
+    network: RunNetwork | None = None  # the run's own network: pods in namespaces
+    faultfs: FaultFsMounts | None = None  # each pod's state.dir its fault filesystem
+    clock_shim: Path | None = None  # preloaded into every pod
+
+
+def _own_network(request: PlacementRequest, made: LocalCapabilities) -> None:
     from harness.platforms.local_network import RunNetwork
 
+    if request.bootstrap is None:  # a given Kafka stays where it is: no network is made
+        made.network = RunNetwork(request.run_dir, request.registry)
+
+
+def _fault_filesystem(request: PlacementRequest, made: LocalCapabilities) -> None:
+    made.faultfs = FaultFsMounts(request.registry)
+
+
+def _fake_clocks(request: PlacementRequest, made: LocalCapabilities) -> None:
+    made.clock_shim = clock_shim()
+
+
+# What meets each need of the plan here (a new capability: one entry).
+NEED_HOOKS: NeedHooks[LocalCapabilities] = {
+    Need.NETWORK: _own_network,
+    Need.STORAGE: _fault_filesystem,
+    Need.CLOCK: _fake_clocks,
+    Need.WORKER_HOOK: no_hook,  # the system under test's (its control file)
+    Need.LEDGER: no_hook,  # the workload's (its accounts topic)
+}
+
+
+def open_local(request: PlacementRequest) -> Placement:
+    """Brokers (unless the run attaches to a given bootstrap) and pods as processes here,
+    with what the plan needs (NEED_HOOKS): network faults get a network of their own first
+    (local_network.py), without, 127.0.0.1 as ever."""
     run_dir, registry, bootstrap = request.run_dir, request.registry, request.bootstrap
-    network = RunNetwork(run_dir, registry) if request.own_network and bootstrap is None else None
+    made = meet_needs(NEED_HOOKS, request, LocalCapabilities())
+    network = made.network
     cluster = None
     try:
         if network is not None:
@@ -219,8 +263,7 @@ def open_local(request: PlacementRequest) -> Placement:
         raise
     platform = LocalPlatform(
         run_dir, registry, request.sut, replace(request.settings, bootstrap=bootstrap),
-        request.nodes, network, FaultFsMounts(registry) if request.storage_faults else None,
-        clock_shim() if request.fake_clocks else None,
+        request.nodes, network, made.faultfs, made.clock_shim,
     )
 
     def teardown() -> None:
@@ -235,4 +278,4 @@ def open_local(request: PlacementRequest) -> Placement:
                     network.close()  # kills what is left inside its namespaces first
 
     return Placement(platform, cluster, bootstrap, teardown, network, network,
-                     storage=platform if request.storage_faults else None)
+                     storage=platform if made.faultfs is not None else None)

@@ -1,14 +1,18 @@
 """What a platform gives a run (`Placement`) and what the run asks of it (`PlacementRequest`):
 every platform's `open_*` function (named in harness/run/platforms.py) takes the one and
-returns the other."""
+returns the other. What the plan's fault kinds need beyond pods and brokers is one value,
+`PlacementRequest.needs`, which each platform meets through its own table from need to
+hook (`NeedHooks`: local.py's and docker.py's `NEED_HOOKS`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from faults.context import Brokers, FaultContext, GlobalTopic, Group, Links, Network, Storage
+from faults.kinds import Need
 from faults.platform import Platform
 from harness.procs import ProcessRegistry
 from harness.sut.base import PodSettings, SystemUnderTest
@@ -23,10 +27,27 @@ class PlacementRequest:
     nodes: int
     brokers: int
     bootstrap: str | None  # a Kafka to use as it is; None: the platform starts the brokers
-    own_network: bool  # the plan has network faults
-    storage_faults: bool  # the plan has one: the pods' volumes go on the fault filesystem
     kafka_version: str  # the brokers' release
-    fake_clocks: bool = False  # the plan has a clock fault: the pods run on the clock shim
+    # What the plan's fault kinds need beyond pods and brokers (faults.kinds.needs_of).
+    needs: frozenset[Need] = field(default_factory=frozenset)
+
+
+Made = TypeVar("Made")
+# A platform's table from a need to what meets it: the hook adds to `Made` (what the
+# platform builds its placement from). Every Need has an entry, a no-op where the
+# platform needs to do nothing (tests/platform/test_placement_needs.py).
+NeedHooks = Mapping[Need, Callable[[PlacementRequest, Made], None]]
+
+
+def meet_needs(hooks: NeedHooks[Made], request: PlacementRequest, made: Made) -> Made:
+    """`made` after the hook of each need of the request (in a fixed order)."""
+    for need in sorted(request.needs):
+        hooks[need](request, made)
+    return made
+
+
+def no_hook(request: PlacementRequest, made: object) -> None:
+    """A need the platform meets as it is, or one it refused before the run."""
 
 
 @dataclass

@@ -20,6 +20,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from common.fault_traits import PLAN_FILE, plan_traits
+from faults.mixes import ALL
 from harness.report.coverage_why import RunShape, why_missed
 
 EVIDENCE_SHOWN = 4  # lines of evidence per class on the run's page
@@ -97,7 +99,7 @@ class CoverageTable:
     missed_why: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
     scopes: dict[str, str] = field(default_factory=dict)  # class -> run | nightly | knobs
 
-    def shortfalls(self, broad: Collection[str] = ("all",)) -> list[Shortfall]:
+    def shortfalls(self, broad: Collection[str] = (ALL.name,)) -> list[Shortfall]:
         """The run-scope classes that fewer than half of a broad profile's runs reached
         (`all`, whose draw is meant to reach every one, by default)."""
         out = []
@@ -114,7 +116,7 @@ class CoverageTable:
 
     @property
     def profiles(self) -> list[str]:
-        return sorted(self.runs, key=lambda p: (p != "all", p))
+        return sorted(self.runs, key=lambda p: (p != ALL.name, p))
 
     def cell(self, name: str, profile: str) -> str:
         return f"{self.reached.get((name, profile), 0)}/{self.runs[profile]}"
@@ -168,8 +170,9 @@ def coverage_table(run_dirs: Iterable[Path]) -> CoverageTable:
         sut = str(config.get("sut") or "python")
         if sut != "python":
             profile = f"{profile} ({sut})"
-        steps = _read(Path(run_dir) / "plan.json").get("steps")
-        shape = RunShape(config, steps if isinstance(steps, list) else [])
+        plan = _read(Path(run_dir) / PLAN_FILE)
+        steps = plan.get("steps")
+        shape = RunShape(config, steps if isinstance(steps, list) else [], plan_traits(plan))
         table.runs[profile] = table.runs.get(profile, 0) + 1
         for name, entry in classes.items():
             if not isinstance(entry, Mapping):

@@ -15,23 +15,29 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from common.fault_traits import BEFORE_PLANS_CARRIED_TRAITS, PlanTraits, Trait
+from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2
+
 TIMING = "its moment did not come in the run (the faults were there)"
 APPLIED = ("applied", "healed")
-CRASHES = ("kill", "power-loss")
 
 
 @dataclass(frozen=True)
 class RunShape:
-    """What the reasons read: the run's settings and its plan's steps as stored."""
+    """What the reasons read: the run's settings, its plan's steps as stored and what their
+    kinds do (plan.json's traits: a step is asked for by what it does, not its kind)."""
 
     config: Mapping[str, Any]
     steps: Sequence[Mapping[str, Any]]
+    traits: PlanTraits = BEFORE_PLANS_CARRIED_TRAITS
 
-    def planned(self, *kinds: str) -> list[Mapping[str, Any]]:
+    def planned(self, *traits: Trait) -> list[Mapping[str, Any]]:
+        """The steps of the kinds with any of `traits`."""
+        kinds = self.traits.kinds_with(*traits)
         return [s for s in self.steps if s.get("fault") in kinds]
 
-    def applied(self, *kinds: str) -> list[Mapping[str, Any]]:
-        return [s for s in self.planned(*kinds) if s.get("status") in APPLIED]
+    def applied(self, *traits: Trait) -> list[Mapping[str, Any]]:
+        return [s for s in self.planned(*traits) if s.get("status") in APPLIED]
 
     def setting(self, name: str, default: Any) -> Any:
         value = self.config.get(name)
@@ -39,19 +45,20 @@ class RunShape:
 
     @property
     def at_least_once(self) -> bool:
-        return self.setting("guarantee", "exactly_once_v2") == "at_least_once"
+        return self.setting("guarantee", EXACTLY_ONCE_V2) == AT_LEAST_ONCE
 
 
-def _needs(*kinds: str) -> Callable[[RunShape], str | None]:
-    """A reason when no step of these kinds was planned, or none was applied."""
-    names = " or ".join(kinds)
+def _needs(*traits: Trait) -> Callable[[RunShape], str | None]:
+    """A reason when no step of a kind with any of these traits was planned, or none was
+    applied."""
+    does = " or ".join(t.phrase for t in traits)
 
     def reason(run: RunShape) -> str | None:
-        if not run.planned(*kinds):
-            return f"no {names} in the plan"
-        if not run.applied(*kinds):
-            return f"its {names} was planned but never applied (the run ended first, or " \
-                   "its condition never held)"
+        if not run.planned(*traits):
+            return f"no fault that {does} in the plan"
+        if not run.applied(*traits):
+            return f"a fault that {does} was planned but never applied (the run ended " \
+                   "first, or its condition never held)"
         return None
 
     return reason
@@ -60,7 +67,7 @@ def _needs(*kinds: str) -> Callable[[RunShape], str | None]:
 def _pause_past_session(run: RunShape) -> str | None:
     session_s = float(run.setting("session_timeout_ms", 10_000)) / 1000
     pauses = [float(s.get("healed_at_s") or 0) - float(s.get("applied_at_s") or 0)
-              for s in run.applied("pause")]
+              for s in run.applied(Trait.FREEZES)]
     longest = max(pauses, default=0.0)
     if longest <= session_s:
         return f"session {session_s:g} s: no pause outlasted it (the longest {longest:.0f} s)"
@@ -84,7 +91,7 @@ def _tasks_to_move(run: RunShape) -> str | None:
 
 def _moves(keep_volume: bool) -> Callable[[RunShape], str | None]:
     def reason(run: RunShape) -> str | None:
-        moves = [s for s in run.applied("move")
+        moves = [s for s in run.applied(Trait.MOVES)
                  if bool((s.get("params") or {}).get("keep_volume", True)) == keep_volume]
         if not moves:
             which = "with its volume" if keep_volume else "without its volume"
@@ -94,21 +101,23 @@ def _moves(keep_volume: bool) -> Callable[[RunShape], str | None]:
     return reason
 
 
-# Checked in order; the first reason that holds is the run's.
+# Checked in order; the first reason that holds is the run's. The traits are those the
+# class's detector asks for (checker/coverage/classes.py, crashes.py).
 REASONS: dict[str, tuple[Callable[[RunShape], str | None], ...]] = {
-    "zombie": (_needs("pause"), _pause_past_session),
-    "task-returns": (_tasks_to_move, _needs("scale-out")),
-    "restored-then-killed": (_needs(*CRASHES),),
-    "crash-in-txn": (_transactions, _needs(*CRASHES)),
-    "crash-after-commit": (_needs(*CRASHES),),
-    "flush-then-abort": (_transactions, _needs(*CRASHES)),
-    "standby-promoted": (_standbys, _needs("kill", "move", "stop")),
-    "move-full-restore": (_needs("move"), _moves(keep_volume=False)),
-    "move-checkpoint-reuse": (_needs("move"), _moves(keep_volume=True)),
-    "restart-after-global-update": (_needs("kill", "stop", "move", "power-loss"),),
-    "rebalance-during-checkpoint": (_needs("delay-checkpoint"),),
-    "power-loss-unsynced": (_needs("power-loss"),),
-    "cut-off-in-commit-or-rebalance": (_needs("partition"),),
+    "zombie": (_needs(Trait.FREEZES), _pause_past_session),
+    "task-returns": (_tasks_to_move, _needs(Trait.ADDS_POD)),
+    "restored-then-killed": (_needs(Trait.CRASHES),),
+    "crash-in-txn": (_transactions, _needs(Trait.CRASHES)),
+    "crash-after-commit": (_needs(Trait.CRASH_AT_OP),),
+    "flush-then-abort": (_transactions, _needs(Trait.CRASHES)),
+    "standby-promoted": (_standbys, _needs(Trait.CRASHES, Trait.MOVES)),
+    "move-full-restore": (_needs(Trait.MOVES), _moves(keep_volume=False)),
+    "move-checkpoint-reuse": (_needs(Trait.MOVES), _moves(keep_volume=True)),
+    "restart-after-global-update": (_needs(Trait.RESTARTS),),
+    "rebalance-during-checkpoint": (_needs(Trait.DELAYS_CHECKPOINT),),
+    "power-loss-unsynced": (_needs(Trait.DROPS_UNSYNCED),),
+    "cut-off-in-commit-or-rebalance": (_needs(Trait.CUTS_OFF),),
+    "clock-jump-in-txn-or-session": (_needs(Trait.STEPS_CLOCK),),
 }
 
 

@@ -22,8 +22,9 @@ from harness.console import err, out
 from harness.errors import UsageError
 from harness.results import read_json
 from harness.run.config import RunConfig, repro_command
-from harness.run.lifecycle import Progress, Run, RunOutcome, draw_run_plan
+from harness.run.lifecycle import Run, RunOutcome, draw_run_plan
 from harness.run.platforms import PLATFORMS
+from harness.run.progress import Progress
 from harness.run.suts import SUT_KINDS
 from harness.shrink.classes import rate_text, read_failing_counts
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2, GUARANTEES
 from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, REGISTRY, profile_config
@@ -36,7 +37,6 @@ from harness.run.settings import at_least, one_of, positive, setting, settings_o
 from harness.run.suts import DEFAULT_SUT, SUT_KINDS, sut_kind
 from workloads.ledger.windowed import WINDOW_GRACE_MS, WINDOW_SIZE_MS, WindowSpec
 
-GUARANTEES = ("exactly_once_v2", "at_least_once")
 RESTART_POLICIES = ("always", "never")
 APP_APPLICATION_ID = "kchaos-app"
 
@@ -70,7 +70,7 @@ class RunConfig:
     # Made by a tool, not a switch: bench/bench_power.py runs the catalog.
     mutant: str | None = setting(
         None, "a mutant of the Python worker, by its key in harness/mutants/catalog.json")
-    guarantee: str = setting("exactly_once_v2", "processing guarantee", flag="--guarantee",
+    guarantee: str = setting(EXACTLY_ONCE_V2, "processing guarantee", flag="--guarantee",
                              rule=one_of(GUARANTEES))
     bootstrap: str | None = setting(
         None, "use this Kafka instead of starting one (HOST:PORT)", flag="--bootstrap")
@@ -188,7 +188,7 @@ class RunConfig:
         nothing can release them: a streams group, KIP-1071); two commit intervals (the
         drain reads committed offsets, which move only at a commit); under exactly-once, a
         transaction timeout (a restore waits out a transaction a killed pod left open)."""
-        txn_ms = self.transaction_timeout_ms if self.guarantee != "at_least_once" else 0
+        txn_ms = self.transaction_timeout_ms if self.guarantee != AT_LEAST_ONCE else 0
         longest_wait_ms = max(self.session_timeout_ms, 2 * self.commit_interval_ms, txn_ms)
         return max(self.drain_timeout_s, longest_wait_ms / 1000 + DRAIN_PAST_SESSION_S)
 
@@ -373,7 +373,7 @@ def validate(config: RunConfig) -> RunConfig:
          f"--profile {config.profile} needs --brokers {min_brokers}"),
         # Kafka Streams refuses it (StreamsConfig.verifyEOSTransactionTimeoutCompatibility):
         # every transaction would time out before its commit.
-        (config.guarantee != "exactly_once_v2"
+        (config.guarantee != EXACTLY_ONCE_V2
          or config.transaction_timeout_ms >= config.commit_interval_ms,
          "the transaction timeout must be at least the commit interval under exactly-once"),
         (config.kafka_version is None or config.bootstrap is None,

@@ -12,14 +12,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from checker.model import UNKNOWN, Verdict, exit_code
 from common.waiting import wait_until
 from faults.clock import settle_traces
-from faults.kinds import CLOCK_FAULTS, NETWORK_FAULTS, STORAGE_FAULTS
+from faults.kinds import Need, needs_of
 from faults.model import Plan, pod_name
 from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
@@ -32,37 +32,21 @@ from harness.platforms.supervised import RestartPolicy, SupervisedPlatform
 from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
+from harness.run.check_phase import CHECK_SPARK, RunCheck
 from harness.run.config import RunConfig, plan_settings
 from harness.run.drain import DrainOutcome, wait_drained
 from harness.run.healwatch import HealWatch
+from harness.run.progress import Progress, ProgressSink
 from harness.run.protocol import STREAMS, configure_streams_group, streams_group_config
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import GroupMembers, LagProbe
 from harness.run.workload import Load, Workload, open_workload
-from harness.shared_spark import WarmSpark
 from harness.sut import PodSettings, SystemUnderTest, open_sut, refuse_plan
 
 POD_READY_TIMEOUT_S = 120.0
-# The check's Spark starts during the load at the lowest priority: the pods get the CPU.
-CHECK_SPARK_NICENESS = 19
-CHECK_SPARK = "check-spark"  # its name in the process registry
 # The load starts once every pod is RUNNING: a coarser poll adds its half to every run.
 POD_READY_POLL_S = 0.1
 T = TypeVar("T")
-
-
-@dataclass
-class Progress:
-    phase: str = "setup"
-    started: float = field(default_factory=time.monotonic)
-    sent: int = 0
-    acked: int = 0
-    pods_up: int = 0
-    pods: int = 0
-    faults_applied: int = 0
-    faults_failed: int = 0  # applied or healed with an error (plan.json has which)
-    faults_planned: int = 0
-    lag: int | None = None
 
 
 @dataclass(frozen=True)
@@ -70,9 +54,6 @@ class RunOutcome:
     run_dir: Path
     verdict: Verdict
     exit_code: int
-
-
-ProgressSink = Callable[[Progress], None]
 
 
 def draw_run_plan(config: RunConfig) -> Plan:
@@ -105,7 +86,7 @@ class Run:
         self.nemesis: Nemesis | None = None
         self.statedir: StateDirWatcher | None = None
         self.heal_watch: HealWatch | None = None
-        self.check_spark: WarmSpark | None = None
+        self.check = RunCheck(self.run_dir, self.registry, config.spark_master)
         self.dead_pods: list[str] = []
         self.deaths: list[dict[str, Any]] = []
         self._sink: ProgressSink = lambda p: None
@@ -131,7 +112,7 @@ class Run:
             # The check reads only stored files: the brokers stop meanwhile.
             with ThreadPoolExecutor(1, thread_name_prefix="stop-kafka") as pool:
                 stopped = pool.submit(self._timed, "stop-kafka", self._tear_down_placement)
-                verdict = self._phase("check", self._check)
+                verdict = self._phase("check", self.check.judge)
                 stopped.result()
             code = exit_code(verdict)
             return RunOutcome(self.run_dir, verdict, code)
@@ -181,10 +162,7 @@ class Run:
         self.placement = open_platform(
             c.platform, self.run_dir, self.registry, self.sut,
             PodSettings.from_run(c, c.bootstrap or ""), c.nodes, c.brokers, c.bootstrap,
-            storage_faults=any(s.fault in STORAGE_FAULTS for s in self.plan.steps),
-            own_network=any(s.fault in NETWORK_FAULTS for s in self.plan.steps),
-            kafka_version=c.kafka_version,
-            fake_clocks=any(s.fault in CLOCK_FAULTS for s in self.plan.steps),
+            needs_of(s.fault for s in self.plan.steps), c.kafka_version,
         )
         self.supervisor = SupervisedPlatform(
             self.placement.platform, RestartPolicy(mode=c.restart), self.history.record
@@ -248,7 +226,7 @@ class Run:
             self.platform, c.application_id, self.workload.global_topic,
             GroupMembers(bootstrap, c.application_id, c.group_protocol == STREAMS))
         self.nemesis = Nemesis(self.plan, ctx, self.watcher, self.history.record)
-        self._launch_check_spark()
+        self.check.launch()
         client = self.workload.load(bootstrap)
         stop = threading.Event()
         watcher = threading.Thread(target=self._watch_load, args=(bootstrap, client, stop),
@@ -269,8 +247,7 @@ class Run:
             healed = True
         finally:
             stop.set()
-            if self.check_spark is not None:
-                self.check_spark.hurry()  # the load is over: the check comes soon
+            self.check.hurry()  # the load is over: the check comes soon
             if not healed:  # aborted: _abort stops the nemesis without healing
                 self.nemesis.stop_without_heal()
             client.close()
@@ -356,7 +333,7 @@ class Run:
             self.platform.teardown()
         self._stop_statedir()
         self.workload.close()
-        if any(s.fault in CLOCK_FAULTS for s in self.plan.steps):
+        if Need.CLOCK in needs_of(s.fault for s in self.plan.steps):
             # The pods' traces back on the harness's clock, before anything reads them.
             self.info["clock_settled_lines"] = settle_traces(self.run_dir)
 
@@ -408,37 +385,10 @@ class Run:
         self.info["collect"] = runinfo.as_json(self.workload.collect(self.run_dir, bootstrap,
                                                                      meta))
 
-    def _launch_check_spark(self) -> None:
-        """The check's Spark, started and warmed up as the load starts (niced: the pods come
-        first), so that the check after the run finds it up and its queries compiled.
-        A run given `--spark-master` uses that instead."""
-        if self.config.spark_master is not None:
-            return
-        self.check_spark = WarmSpark(self.run_dir / "spark-connect.log",
-                                     niceness=CHECK_SPARK_NICENESS)
-        if self.check_spark.launch() and self.check_spark.server.proc is not None:
-            self.registry.adopt(CHECK_SPARK, self.check_spark.server.proc)
-
     def _stop_check_spark(self) -> None:
-        if self.check_spark is None:
-            return
-        proc = self.check_spark.server.proc
-        self.check_spark.stop()
-        if proc is not None:
-            self.registry.forget(proc.pid)
-        self.info["check_spark"] = self.check_spark.as_json()
-
-    def _check(self) -> Verdict:
-        from checker.check import check_run
-
-        master, fallback = self.config.spark_master, None
-        if self.check_spark is not None:
-            master = self.check_spark.url
-            if master is None:
-                fallback = (f"the run's Spark server failed ({self.check_spark.failed}); "
-                            "checked on local[*]")
-        verdict = check_run(self.run_dir, master, fallback=fallback).get("verdict")
-        return verdict if verdict is True or verdict is False else UNKNOWN
+        spark = self.check.stop()
+        if spark is not None:
+            self.info["check_spark"] = spark
 
     def _report(self) -> None:
         if self.nemesis is not None:

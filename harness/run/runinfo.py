@@ -11,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from common.fault_traits import TRAITS_KEY, traits_json
+from faults.kinds import traits_of
 from faults.model import Plan
 from faults.nemesis import StepOutcome
 from harness.kafka.jars import kafka_version
@@ -63,6 +65,8 @@ def initial(run_dir: Path, config: RunConfig, plan: Plan) -> dict[str, Any]:
 def plan_document(plan: Plan, outcomes: Sequence[StepOutcome] | None,
                   config: RunConfig | None = None) -> dict[str, Any]:
     doc = plan.to_json()
+    # What each of its kinds does, so the checker and the reports never name a kind.
+    doc[TRAITS_KEY] = traits_json(traits_of({s.fault for s in plan.steps}))
     if config is not None:  # the settings drawn from the seed (faults/knobs.py)
         doc["knobs"] = knobs_section(config)
     if outcomes is not None:

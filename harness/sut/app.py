@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.guarantees import EXACTLY_ONCE_V2
 from harness.app.build import (
     AppJars,
     app_jars,
@@ -104,7 +105,7 @@ class UserApp:
 
     def __init__(self, app: str, entry: Entry | str, version: str, spec: InputSpec,
                  streams_config: tuple[str, ...] = (),
-                 run_guarantee: str = "exactly_once_v2") -> None:
+                 run_guarantee: str = EXACTLY_ONCE_V2) -> None:
         tree = kstreams.generation(version)  # bad input: before a run folder exists
         if tree is not kstreams.GENERATIONS[0]:
             first = ".".join(map(str, kstreams.GENERATIONS[0].first))

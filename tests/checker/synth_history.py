@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from synth_variants import joined_version, store_ahead
 
-from checker.meta import AT_LEAST_ONCE, EXACTLY_ONCE_V2
 from checker.schema import HISTORY_FILES, META_FILE
+from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2
 from workloads.ledger.contract import (
     BALANCE_STORE,
     DEDUP_STORE,

@@ -23,7 +23,7 @@ from synth_inject import INJECTORS
 from checker.check import check_history
 from checker.checks.digests import exact_mismatches, inits, stale_inits
 from checker.frames import load_frames
-from checker.meta import AT_LEAST_ONCE, EXACTLY_ONCE_V2
+from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2
 
 pytestmark = pytest.mark.spark
 

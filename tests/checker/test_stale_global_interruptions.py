@@ -22,6 +22,7 @@ from test_checker_properties import PINNED, PINNED_PICK
 
 from checker.check import check_history
 from checker.checks.global_table import NEVER_HEALED_MS, interruptions
+from common.fault_traits import BEFORE_PLANS_CARRIED_TRAITS, Trait
 
 pytestmark = pytest.mark.spark
 
@@ -34,7 +35,8 @@ def test_windows_pair_each_steps_start_and_end_and_keep_the_unhealed() -> None:
     ops = [nemesis("partition", 0, "start", 100), nemesis("pause", 1, "start", 150),
            nemesis("partition", 0, "end", 300), nemesis("kill", 2, "start", 120),
            nemesis("truncate-global", 3, "start", 130)]
-    assert interruptions(ops) == [(100, 300), (150, NEVER_HEALED_MS)]
+    interrupting = BEFORE_PLANS_CARRIED_TRAITS.kinds_with(Trait.INTERRUPTS_GLOBAL)
+    assert interruptions(ops, interrupting) == [(100, 300), (150, NEVER_HEALED_MS)]
 
 
 def with_cut(history: History, start_ms: int, end_ms: int) -> History:

@@ -9,7 +9,7 @@ import pytest
 from docker_fakes import FakeClient
 
 from harness.errors import HarnessError, UsageError
-from harness.platforms import docker as docker_platform
+from harness.platforms import docker_kafka
 from harness.platforms.docker import DockerKafka
 from harness.platforms.docker_specs import kafka_container_name
 
@@ -17,7 +17,7 @@ from harness.platforms.docker_specs import kafka_container_name
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> set[int]:
     brokers: set[int] = set()
-    monkeypatch.setattr(docker_platform, "describe_brokers", lambda bootstrap: set(brokers))
+    monkeypatch.setattr(docker_kafka, "describe_brokers", lambda bootstrap: set(brokers))
     return brokers
 
 

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from harness.run import command
 from harness.run.config import RunConfig
-from harness.run.lifecycle import Progress, RunOutcome
+from harness.run.lifecycle import RunOutcome
+from harness.run.progress import Progress
 
 
 def test_the_verdict_starts_a_line_of_its_own_in_a_log(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ def _step(fault: str, applied: float | None = 5.0, healed: float | None = 9.0,
 
 def test_a_pause_within_the_session_makes_no_zombie() -> None:
     pause = _step("pause", 10.0, 30.0)  # 20 s
-    assert "no pause" in why_missed("zombie", RunShape({}, []))
+    assert "no fault that freezes a pod" in why_missed("zombie", RunShape({}, []))
     assert "session 45 s" in why_missed("zombie", RunShape({"session_timeout_ms": 45_000},
                                                             [pause]))
     assert why_missed("zombie", RunShape({"session_timeout_ms": 10_000}, [pause])) == TIMING
