@@ -8,6 +8,7 @@ is expected to find anomalies (detection, and zero false positives on the fixed 
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -80,7 +81,9 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    """A finite number, else None (a hand-edited or damaged run.json can hold NaN)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) \
+            and math.isfinite(value):
         return float(value)
     return None
 
