@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from harness.commands import COMMANDS, Handler
+from harness.config.options import Parser
 from harness.console import err
 from harness.errors import (
     HarnessError,
@@ -24,7 +25,6 @@ from harness.errors import (
     exit_code_for_exception,
 )
 from harness.results import DEFAULT_RESULTS_DIR
-from harness.run.options import Parser
 
 
 def build_parser() -> Parser:

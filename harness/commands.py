@@ -10,10 +10,12 @@ import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+from harness.config.options import Parser, add_run_arguments, add_setting_option, explicit_settings
 from harness.errors import UsageError
-from harness.run.options import Parser, add_run_arguments, add_setting_option, explicit_settings
 
+T = TypeVar("T")
 Handler = Callable[[argparse.Namespace], int]
 Commands = argparse._SubParsersAction  # the `add_subparsers` of a Parser
 
@@ -32,11 +34,19 @@ def add_kafka(commands: Commands) -> None:
     fetch.set_defaults(handler=_kafka_fetch)
 
 
+def _checked(name: str, value: T) -> T:
+    """An option of `kchaos kafka` that is a run setting (`--brokers`, `--kafka-version`),
+    held to that setting's rule: UsageError (one line) if it refuses the value."""
+    from harness.config.run import SETTINGS
+
+    return SETTINGS[name].checked(value)
+
+
 def _kafka_up(args: argparse.Namespace) -> int:
     from harness.kafka import commands
 
-    return commands.up(args.results_dir, commands.validate_brokers(args.brokers),
-                       commands.validate_version(args.kafka_version))
+    return commands.up(args.results_dir, _checked("brokers", args.brokers),
+                       _checked("kafka_version", args.kafka_version))
 
 
 def _kafka_status(args: argparse.Namespace) -> int:
@@ -48,7 +58,7 @@ def _kafka_status(args: argparse.Namespace) -> int:
 def _kafka_fetch(args: argparse.Namespace) -> int:
     from harness.kafka import commands
 
-    return commands.fetch(commands.validate_version(args.kafka_version))
+    return commands.fetch(_checked("kafka_version", args.kafka_version))
 
 
 def add_run(commands: Commands) -> None:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from faults.kinds import Need, kinds_needing
 from faults.plan import PLATFORM_KINDS
+from harness.config.platforms import PLATFORMS, PlatformKind
 from harness.errors import UsageError
 from harness.platforms.clock import require_clock_shim
 from harness.platforms.faultfs import require_faultfs
 from harness.platforms.placement import Placement, PlacementRequest
 from harness.procs import ProcessRegistry
-from harness.run.platforms import PLATFORMS, PlatformKind
 from harness.sut.base import PodSettings, SystemUnderTest
 
 __all__ = ["PARTS", "Placement", "PlacementRequest", "PlatformParts", "open_platform",

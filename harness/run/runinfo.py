@@ -13,8 +13,8 @@ from typing import Any
 
 from faults.model import Plan
 from faults.nemesis import StepOutcome
+from harness.config.run import RunConfig, knobs_section, repro_command
 from harness.kafka.jars import kafka_version
-from harness.run.config import RunConfig, knobs_section, repro_command
 
 
 def git_rev() -> str:
