@@ -29,9 +29,9 @@ from rich.console import Console
 from rich.table import Table
 
 from faults.model import Plan, Step, Trigger
-from harness.run.config import resolve
+from harness.config.platforms import PLATFORMS
+from harness.config.run import resolve
 from harness.run.lifecycle import Run
-from harness.run.platforms import PLATFORMS
 
 SINGLE_FAULTS: dict[str, Step] = {
     "kill": Step(0, "kill", "pod-0", Trigger(6.0), heal_after_s=2.0),

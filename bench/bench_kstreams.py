@@ -123,8 +123,8 @@ START_VERSIONS = ("2.1.1", "2.2.2", "3.6.2", "3.7.0", "4.1.2", "4.2.2")
 
 
 def bench_start(versions: list[str], times: int) -> None:
+    from harness.config.run import resolve
     from harness.run.command import execute
-    from harness.run.config import resolve
     from harness.sut import kstreams
 
     table = Table(title="Kafka Streams start to RUNNING, fault-free runs (profile none)")
@@ -192,9 +192,9 @@ def _median(values: list[float | None]) -> str:
 
 def bench_protocols(versions: list[str], times: int) -> None:
     from faults.model import Plan, Step, Trigger
+    from harness.config.run import resolve
     from harness.errors import UsageError
     from harness.run.command import execute, require_tools
-    from harness.run.config import resolve
 
     table = Table(title=f"Rebalance protocols under one SIGKILL of {KILLED}, medians of "
                         f"{times} run(s)")
@@ -236,8 +236,8 @@ def bench_protocols(versions: list[str], times: int) -> None:
 def bench_throughput(rate: float, time_limit: float) -> None:
     import pyarrow.parquet as pq
 
+    from harness.config.run import resolve
     from harness.run.command import execute
-    from harness.run.config import resolve
 
     table = Table(title=f"EOS throughput, profile none, {rate:.0f} events/s offered")
     for column in ("sut", "outputs", "outputs/s of load", "drain s", "latency p50 ms",

@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from harness.run.options import given_settings, settings_argv
+from harness.config.options import given_settings, settings_argv
 
 PHASES = ("setup_s", "drain_s", "collect_s", "check_s")
 

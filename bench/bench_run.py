@@ -82,7 +82,7 @@ def show(docs: list[tuple[str, dict[str, Any]]]) -> None:
 
 
 def run_once(args: argparse.Namespace, root: Path, spark_master: str | None) -> dict[str, Any]:
-    from harness.run.config import resolve
+    from harness.config.run import resolve
     from harness.run.lifecycle import Run
 
     explicit: dict[str, Any] = {"profile": args.profile, "seed": args.seed,

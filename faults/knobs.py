@@ -9,7 +9,7 @@ from the seed: `draw(seed, profile)` is a pure function with its own random stre
 (`kchaos-knobs:<profile>:<seed>`, not the plan's `kchaos:<profile>:<seed>`), so the
 fault plan a seed draws does not change (tests/faults/golden_plans.json).
 
-Each knob is a RunConfig field (harness/run/config.py, where the draw is applied: options
+Each knob is a RunConfig field (harness/config/run.py, where the draw is applied: options
 given on the command line win, and a drawn value that contradicts one of them gives way).
 Its values are realistic ones, each range below with why; `KNOBS` is the one list
 (the report, the shrink's knob phase and the tests read it).

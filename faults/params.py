@@ -25,7 +25,7 @@ class ParamError(ValueError):
 class ProfileSettings(TypedDict, total=False):
     """The run settings a profile may set (`faults.plan`: what a targeted profile or a mix
     needs, e.g. standbys), applied unless the user set them. Each is a field of
-    `harness.run.config.RunConfig` of the very same type (checked when that module loads);
+    `harness.config.run.RunConfig` of the very same type (checked when that module loads);
     what the run is (seed, bugs, platform, SUT, a cluster) is never a profile's."""
 
     pods: int

@@ -47,7 +47,7 @@ def plan(seed: int, profile: str, pods: int, brokers: int, time_limit_s: float,
          platform_kinds: Iterable[str] = (), refused_kinds: Iterable[str] = (), *,
          settings: PlanSettings | None = None) -> Plan:
     """`settings`: the run's settings its windows are sized from (faults/windows.py),
-    drawn or pinned (harness/run/config.py `plan_settings`); None: the profile's own over
+    drawn or pinned (harness/config/run.py `plan_settings`); None: the profile's own over
     the defaults, the settings of a run that pins and draws nothing. `platform_kinds`:
     those of PLATFORM_KINDS the run's platform can apply; the broad profiles (`all`,
     `soak`) draw from them too, the others ignore them. `refused_kinds`: those the system

@@ -8,7 +8,7 @@ drawn 45 s session no pause made a zombie. Each window here is the setting plus 
 for what follows it (the rebalance, a standby's promotion); at a 10 s session each is the
 window the profiles had (the profiles that pin their settings drew the same plans).
 
-harness/run/config.py builds `PlanSettings` from the resolved run configuration
+harness/config/run.py builds `PlanSettings` from the resolved run configuration
 (`plan_settings`) and checks on import that each field is a RunConfig field of the same
 type and default; faults/plan.py passes it to the profile's draw.
 """
@@ -42,7 +42,7 @@ ZOMBIE_COMMIT_WAIT_S: tuple[float, float] = (2, 10)  # ints: plan.json writes 10
 @dataclass(frozen=True)
 class PlanSettings:
     """The settings a window depends on. Defaults: RunConfig's (checked on import of
-    harness/run/config.py), i.e. a run that pins and draws nothing."""
+    harness/config/run.py), i.e. a run that pins and draws nothing."""
 
     guarantee: str = EXACTLY_ONCE_V2
     commit_interval_ms: int = 500

@@ -1,4 +1,5 @@
-"""The `kchaos` command: parse, dispatch, and map failures to Jepsen's exit codes."""
+"""The `kchaos` command: parse (each command's options are in harness/commands.py), dispatch,
+and map failures to Jepsen's exit codes."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from rich.markup import escape
 
+from harness.commands import COMMANDS, Handler
+from harness.config.options import Parser
 from harness.console import err
 from harness.errors import (
     HarnessError,
@@ -22,172 +25,6 @@ from harness.errors import (
     exit_code_for_exception,
 )
 from harness.results import DEFAULT_RESULTS_DIR
-from harness.run.options import (
-    Parser,
-    add_run_arguments,
-    add_setting_option,
-    explicit_settings,
-)
-
-Handler = Callable[[argparse.Namespace], int]
-def _kafka_up(args: argparse.Namespace) -> int:
-    from harness.kafka import commands
-
-    return commands.up(args.results_dir, commands.validate_brokers(args.brokers),
-                       commands.validate_version(args.kafka_version))
-
-
-def _kafka_status(args: argparse.Namespace) -> int:
-    from harness.kafka import commands
-
-    return commands.status(args.results_dir)
-
-
-def _kafka_fetch(args: argparse.Namespace) -> int:
-    from harness.kafka import commands
-
-    return commands.fetch(commands.validate_version(args.kafka_version))
-
-
-def _clean(args: argparse.Namespace) -> int:
-    from harness.console import out
-    from harness.platforms import PARTS
-    from harness.procs import clean, run_folders
-
-    missing = [str(f) for f in args.run_dir if not f.is_dir()]
-    if missing:  # a typo must not read as "nothing to stop"
-        raise UsageError(f"no such run folder: {', '.join(missing)} (pass folders under "
-                         f"{args.results_dir}/, or none to clean every run there)")
-    folders = args.run_dir or run_folders(args.results_dir)
-    stopped = clean(folders)
-    for record in stopped:
-        out.print(f"stopped {record.name} (pid {record.pid})")
-    out.print(f"{len(stopped)} process(es) stopped")
-    for parts in PARTS.values():  # what each platform left, after the processes
-        for line in parts.clean(folders):
-            out.print(line)
-    return 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    from harness.run.command import run
-
-    return run(explicit_settings(args), args.results_dir, draw_knobs=args.knobs == "drawn")
-
-
-def _repro(args: argparse.Namespace) -> int:
-    from harness.run.command import repro
-
-    return repro(args.run_dir, args.times, args.into, args.spark_master)
-
-
-def _shrink(args: argparse.Namespace) -> int:
-    from harness.nightly.durations import parse_duration
-    from harness.shrink.command import shrink
-
-    return shrink(args.run_dir, args.times, args.min_hits, parse_duration(args.budget),
-                  args.into, args.anomaly)
-
-
-def _bisect(args: argparse.Namespace) -> int:
-    from harness.bisect.command import bisect
-
-    return bisect(args.run_dir, args.versions, args.times, args.min_hits, args.into,
-                  args.anomaly)
-
-
-def _probe(args: argparse.Namespace) -> int:
-    from harness.probes.command import probe_releases
-
-    return probe_releases(args.results_dir, args.probe, args.kafka_versions)
-
-
-def _check(args: argparse.Namespace) -> int:
-    from harness.run.command import check
-
-    return check(args.run_dir, args.spark_master)
-
-
-def _report(args: argparse.Namespace) -> int:
-    from harness.console import out
-    from harness.report import render_index, render_report, write_run_junit
-    from harness.report.index import is_run_dir
-    from harness.report.nightlies import NIGHTLY_JSON
-    from harness.report.nightly_page import render_nightly
-    from harness.report.run_files import read_verdict_files
-
-    if (args.run_dir / NIGHTLY_JSON).is_file():  # a nightly's folder: its summary page
-        try:
-            out.print(f"nightly page: {render_nightly(args.run_dir)}", highlight=False,
-                      soft_wrap=True)
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{args.run_dir / NIGHTLY_JSON} cannot be read ({exc}): run "
-                             "`kchaos nightly` again to get a new one") from exc
-        out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
-        return 0
-    if not is_run_dir(args.run_dir):  # else report.html lands in it, index.html beside it
-        raise UsageError(f"{args.run_dir} is not a kchaos run folder (no run.json): pass "
-                         "a folder under results/, e.g. the `run folder:` a run printed, "
-                         "or a nightly's folder")
-    page = render_report(args.run_dir)
-    out.print(f"report: {page}", highlight=False, soft_wrap=True)
-    write_run_junit(args.run_dir)
-    out.print(f"index:  {render_index(args.run_dir.parent)}", highlight=False, soft_wrap=True)
-    damaged = [s for s in read_verdict_files(args.run_dir).states if s.status == "damaged"]
-    if damaged:  # the page is written (a damaged run is when one is needed), yet not a pass
-        raise UsageError(
-            f"{args.run_dir / damaged[0].name} is damaged ({damaged[0].detail}): the report "
-            f"marks it damaged beside what the other files hold; `kchaos check "
-            f"{args.run_dir}` judges the run again from its history")
-    return 0
-
-
-def _nightly(args: argparse.Namespace) -> int:
-    from harness.nightly import nightly, parse_duration
-
-    return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
-                   [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark,
-                   jobs=args.jobs, shard=args.shard)
-
-
-def _nightly_merge(args: argparse.Namespace) -> int:
-    from harness.nightly.merge import merge
-
-    return merge(args.shard_dirs, args.out or args.results_dir, partial=args.partial)
-
-
-def _shard(text: str) -> object:
-    """`--shard I/N` (an argparse type; harness.nightly is imported only when it is given)."""
-    from harness.nightly.shard import parse_shard
-
-    return parse_shard(text)
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from harness.serve import serve
-
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how one stops a server
-        serve(args.results_dir, args.port)
-    return 0
-
-
-def _int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer from `low` to `high` (None: no bound), else `what`."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
-        return value
-
-    return parse
-
-
-_jobs = _int_in(1, None, "a number of runs at once (1 or more)")
-_port = _int_in(0, 65535, "a port (0-65535; 0 picks a free one)")  # for `serve`
 
 
 def build_parser() -> Parser:
@@ -197,119 +34,8 @@ def build_parser() -> Parser:
         help="where run folders live (default: ./results)",
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-
-    kafka = commands.add_parser("kafka", help="the local Kafka cluster")
-    kafka_commands = kafka.add_subparsers(dest="kafka_command", required=True, parser_class=Parser)
-    up = kafka_commands.add_parser("up", help="start a cluster; runs until Ctrl-C")
-    add_setting_option(up, "brokers", "KRaft nodes", default=1)
-    add_setting_option(up, "kafka_version", "the brokers' Kafka release")
-    up.set_defaults(handler=_kafka_up)
-    kafka_commands.add_parser("status", help="clusters started by kchaos").set_defaults(
-        handler=_kafka_status
-    )
-    fetch = kafka_commands.add_parser("fetch", help="fetch the Kafka jars into the cache")
-    add_setting_option(fetch, "kafka_version", "the Kafka release to fetch")
-    fetch.set_defaults(handler=_kafka_fetch)
-
-    run = commands.add_parser("run", help="one chaos run, ending in a verdict and a report")
-    add_run_arguments(run)
-    run.set_defaults(handler=_run)
-
-    repro = commands.add_parser("repro", help="replay a run's plan and config")
-    repro.add_argument("run_dir", type=Path)
-    repro.add_argument("--times", type=int, default=1, help="replays (default 1)")
-    repro.add_argument("--into", type=Path, default=None,
-                       help="results folder for the replays (default: beside RUN_DIR)")
-    repro.add_argument("--spark-master", default=None,
-                       help="check the replays here (default: the run's, or local[*])")
-    repro.set_defaults(handler=_repro)
-
-    shrink = commands.add_parser("shrink", help="minimise a failing run's plan")
-    shrink.add_argument("run_dir", type=Path)
-    shrink.add_argument("--times", type=int, default=3, help="reruns per candidate, K (3)")
-    shrink.add_argument("--min-hits", type=int, default=2,
-                        help="hits of the same anomaly class to keep a candidate, M (2)")
-    shrink.add_argument("--budget", default="30m", help="e.g. 30m, 2h (default 30m)")
-    shrink.add_argument("--anomaly", default=None,
-                        help="class(es) a rerun must show, A[,B] (default: the run's, less "
-                             "`unavailable`)")
-    shrink.add_argument("--into", type=Path, default=None,
-                        help="results folder for the shrink folder (default: beside RUN_DIR)")
-    shrink.set_defaults(handler=_shrink)
-
-    bisect = commands.add_parser(
-        "bisect", help="the Kafka Streams release where a failing kstreams run stops failing "
-                       "(or, from a valid run and --anomaly, where it starts)")
-    bisect.add_argument("run_dir", type=Path)
-    bisect.add_argument("--versions", default=None,
-                        help="releases A..B, both inclusive (default: the run's to the newest)")
-    bisect.add_argument("--times", type=int, default=3, help="replays per release, K (3)")
-    bisect.add_argument("--min-hits", type=int, default=2,
-                        help="hits of the run's anomaly classes for a release to reproduce, M (2)")
-    bisect.add_argument("--anomaly", default=None,
-                        help="class(es) a replay must show, A[,B] (default: the run's, less "
-                             "`unavailable`; e.g. dedup-skip,lost-history for the data loss); "
-                             "from a valid run, what to search for")
-    bisect.add_argument("--into", type=Path, default=None,
-                        help="results folder for the bisect folder (default: beside RUN_DIR)")
-    bisect.set_defaults(handler=_bisect)
-
-    probe = commands.add_parser(
-        "probe", help="a deterministic probe of one Kafka behaviour on each broker release "
-                      "(docs/findings/)")
-    probe.add_argument("probe", metavar="NAME",
-                       help="leaderless-markers: transaction markers dropped for a partition "
-                            "without a leader, then the same producer's next transaction "
-                            "aborted and the partition read committed")
-    probe.add_argument("--kafka-versions", default="4.2.2,4.3.0,4.3.1,4.4.0",
-                       help="broker releases A,B,... (default 4.2.2,4.3.0,4.3.1,4.4.0)")
-    probe.set_defaults(handler=_probe)
-
-    check = commands.add_parser("check", help="judge a run's stored history again")
-    check.add_argument("run_dir", type=Path, nargs="+", help="one or more run folders")
-    check.add_argument("--spark-master", default=None,
-                       help="default local[*]; sc://HOST:PORT for a Spark Connect server")
-    check.set_defaults(handler=_check)
-
-    report = commands.add_parser(
-        "report", help="render a run's report.html (or a nightly's nightly.html) again")
-    report.add_argument("run_dir", type=Path)
-    report.set_defaults(handler=_report)
-
-    nightly = commands.add_parser("nightly", help="a matrix of runs within a time budget")
-    nightly.add_argument("--budget", default="2h", help="e.g. 90m, 2h, 1h30m (default 2h)")
-    nightly.add_argument("--matrix", type=Path, default=None,
-                         help="YAML matrix (default: harness/matrix_default.yaml)")
-    nightly.add_argument("--jobs", type=_jobs, default=None,
-                         help="runs at once (default: the matrix's `jobs`, else 1)")
-    nightly.add_argument("--no-shared-spark", action="store_true",
-                         help="each run starts its own Spark (default: one shared server)")
-    nightly.add_argument("--shard", type=_shard, default=None, metavar="I/N",
-                         help="run shard I of N of the matrix (1 <= I <= N), for N machines; "
-                              "join them with `kchaos nightly merge` (docs/nightly-sharded.md)")
-    nightly.set_defaults(handler=_nightly)
-    nightly_commands = nightly.add_subparsers(dest="nightly_command", parser_class=Parser)
-    merge = nightly_commands.add_parser(
-        "merge", help="join the folders of `kchaos nightly --shard I/N` into one nightly")
-    merge.add_argument("shard_dirs", type=Path, nargs="+", metavar="SHARD_DIR",
-                       help="the nightly-*-shard-I-of-N folders, their run folders beside them")
-    merge.add_argument("--out", type=Path, default=None,
-                       help="results folder for the merged nightly (default: --results-dir)")
-    merge.add_argument("--partial", action="store_true",
-                       help="merge even with shards missing (their cells: not started; no "
-                            "verdict, exit 2 unless a run failed)")
-    merge.set_defaults(handler=_nightly_merge)
-
-    serve = commands.add_parser("serve", help="serve the results folder on 127.0.0.1")
-    serve.add_argument("--port", type=_port, default=8000, help="default 8000; 0: any free")
-    serve.set_defaults(handler=_serve)
-
-    clean = commands.add_parser(
-        "clean", help="stop processes, networks and containers a crashed harness left"
-    )
-    clean.add_argument("run_dir", type=Path, nargs="*",
-                       help="only these run folders (default: every one in the results folder)")
-    clean.set_defaults(handler=_clean)
+    for add_command in COMMANDS:
+        add_command(commands)
     return parser
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +33,12 @@ class History:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+@dataclass
+class LoadCounters:
+    """The client's ops as the progress line counts them (the ledger's or an app's load)."""
+
+    sent: int = 0
+    acked: int = 0
+    unknown: int = 0

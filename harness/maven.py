@@ -4,6 +4,7 @@ first ERROR line of Maven's output, and the full log kept beside what it was mak
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,3 +29,15 @@ def run_maven(args: Sequence[str], log: Path, what: str, hint: str = "") -> None
         first = (errors or ["no output"])[0].strip()[:300]
         raise UsageError(f"could not {what} ({first}){'; ' + hint if hint else ''}; "
                          f"log: {log}")
+
+
+def sources_digest(app_dir: Path, *shared: Path) -> str:
+    """Of an app tree's pom and sources, and the `shared` source trees it compiles too: an
+    edited app is never run from a stale build."""
+    digest = hashlib.sha256()
+    for root in (app_dir, *shared):
+        for path in sorted([root / "pom.xml", *(root / "src").rglob("*")]):
+            if path.is_file():
+                digest.update(str(path.relative_to(root.parent)).encode() + b"\0"
+                              + path.read_bytes())
+    return digest.hexdigest()[:12]

@@ -1,7 +1,12 @@
 """No import cycles among kchaos's modules, including imports hidden inside functions
 (the kind that hides a cycle until a caller happens to run that function first) and those
 under `if TYPE_CHECKING:`: a cycle the type checker alone sees is still two modules that
-each need the other, which a small shared module (a protocol, a type) untangles."""
+each need the other, which a small shared module (a protocol, a type) untangles.
+
+Inside harness/ the same holds of its folders (run, sut, platforms, shrink, report, ...,
+each top-level module a folder of its own): a module of one importing a module of another
+that imports back into the first ties the two folders into one, though no module cycle
+shows; what both need goes below both (harness/config: the run's settings and registries)."""
 
 from __future__ import annotations
 
@@ -78,11 +83,54 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _folder(module: str) -> str | None:
+    """The folder of harness/ that holds `module` (`harness.run.command`: `harness.run`);
+    None for harness's own __init__ and for modules outside harness."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "harness" and len(parts) > 1 else None
+
+
+def _folder_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, set[str]]]:
+    """For each folder of harness, the folders its modules import, with the imports that
+    make each edge (`harness.sut.base -> harness.run.config`), to name a cycle's edges."""
+    folders: dict[str, dict[str, set[str]]] = {}
+    for module, targets in graph.items():
+        source = _folder(module)
+        if source is None:
+            continue
+        edges = folders.setdefault(source, {})
+        for target in targets:
+            folder = _folder(target)
+            if folder is not None and folder != source:
+                edges.setdefault(folder, set()).add(f"{module} -> {target}")
+    return folders
+
+
 def test_no_import_cycles() -> None:
     modules = _modules()
     graph = {name: _imports(name, path, modules) for name, path in modules.items()}
     assert graph["harness.cli"], "the scan must see imports"
     assert _cycles(graph) == []
+
+
+def test_no_folder_cycles_inside_harness() -> None:
+    modules = _modules()
+    folders = _folder_graph({name: _imports(name, path, modules) for name, path in modules.items()})
+    assert {"harness.run", "harness.sut", "harness.platforms", "harness.config"} <= set(folders)
+    cycles = _cycles({folder: set(edges) for folder, edges in folders.items()})
+    back_up = sorted(edge for cycle in cycles for folder in cycle
+                     for target, edges in folders[folder].items() if target in cycle
+                     for edge in edges)
+    assert cycles == [], f"folders in a loop: {cycles}; their imports: {back_up}"
+
+
+def test_the_folder_graph_sees_a_loop_no_module_cycle_shows() -> None:
+    graph = {"harness.a.x": {"harness.b.y"}, "harness.b.z": {"harness.a.w"},
+             "harness.a.w": set(), "harness.b.y": set(), "harness.c": {"harness.a.x"}}
+    assert _cycles(graph) == []
+    folders = _folder_graph(graph)
+    assert _cycles({f: set(edges) for f, edges in folders.items()}) == [["harness.a", "harness.b"]]
+    assert folders["harness.a"] == {"harness.b": {"harness.a.x -> harness.b.y"}}
 
 
 def test_the_cycle_finder_finds_a_hidden_cycle() -> None:

@@ -20,7 +20,7 @@ from common.fault_traits import Trait
 from common.guarantees import AT_LEAST_ONCE
 from workloads.ledger.trace_contract import ASSIGNED, CLEANER_DELETE, RESTORE_START
 
-# What a run had before the knobs (harness/run/config.py): an old run.json lacks them.
+# What a run had before the knobs (harness/config/run.py): an old run.json lacks them.
 BEFORE_KNOBS: dict[str, Any] = {
     "session_timeout_ms": 10_000, "transaction_timeout_ms": 10_000, "threads": 2,
     "standbys": 0, "pods": 2, "partitions": 4, "commit_interval_ms": 500,

@@ -27,8 +27,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.kafka.jars import cache_root
-from harness.maven import run_maven
-from harness.sut.kstreams import sources_digest
+from harness.maven import run_maven, sources_digest
 
 COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.-]+$")
 COMPLETE_MARKER = ".complete"

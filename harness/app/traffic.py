@@ -18,8 +18,7 @@ import kafka.errors as Errors
 from kafka import KafkaProducer
 
 from harness.app.spec import InputSpec, Record, records
-from harness.history import History
-from harness.run.traffic import LoadCounters
+from harness.history import History, LoadCounters
 
 PROCESS = "client-0"
 

@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from common.files import write_atomically
+from harness.anomalies import anomaly_classes, rate_text
 from harness.bisect.faithful import plan_steps, shortfalls
-from harness.bisect.releases import fetch_metadata, in_range, releases
 from harness.bisect.search import Bisection, ReplayFailed, RunResult, Trial, Undecided
+from harness.config.protocol import FIRST_STREAMS_RELEASE, STREAMS, kstreams_refusal
+from harness.config.run import RunConfig
+from harness.config.suts import names_with, sut_kind
 from harness.console import err, out
 from harness.errors import HarnessError, UsageError
+from harness.kafka.releases import fetch_metadata, in_range, releases
 from harness.report.pages import environment, href
 from harness.results import new_run_dir
-from harness.run.config import RunConfig
-from harness.run.protocol import FIRST_STREAMS_RELEASE, STREAMS, kstreams_refusal
-from harness.run.suts import names_with, sut_kind
-from harness.shrink.classes import anomaly_classes, rate_text
 from harness.shrink.failing import (
     check_reruns,
     original_result,

@@ -25,11 +25,6 @@ from harness.shrink.search import RunResult, is_hit
 Replay = Callable[[str], RunResult]
 
 
-def release_key(version: str) -> tuple[int, ...]:
-    """Orders releases as Maven Central names them (X.Y.Z); a suffix sorts by its numbers."""
-    return tuple(int(part) for part in version.replace("-", ".").split(".") if part.isdigit())
-
-
 @dataclass
 class Trial:
     """One release, judged."""

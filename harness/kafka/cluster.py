@@ -108,7 +108,7 @@ def broker_properties(node: BrokerNode, voters: str, cluster_size: int) -> str:
         "group.initial.rebalance.delay.ms": 0,
         "group.min.session.timeout.ms": 1000,
         # The same for streams groups (KIP-1071, `--group-protocol streams`), whose session,
-        # heartbeat and standbys are group configs the run sets (harness/run/protocol.py):
+        # heartbeat and standbys are group configs the run sets (harness/config/protocol.py):
         # the brokers' bounds let a run's values through (defaults: session 45-60 s,
         # heartbeat 5-15 s, at most 2 standbys, a first assignment 3 s after the first
         # join, from 4.2). Releases without streams groups ignore these.

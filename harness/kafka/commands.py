@@ -93,17 +93,3 @@ def status(results_dir: Path) -> int:
         out.print("no running kchaos Kafka cluster")
     return 0
 
-
-def validate_version(version: str | None) -> str | None:
-    """`--kafka-version`: None (the pinned release) or a release kchaos can start (the run
-    setting's rule)."""
-    from harness.run.config import SETTINGS
-
-    return SETTINGS["kafka_version"].checked(version)
-
-
-def validate_brokers(brokers: int) -> int:
-    """`--brokers`: as many as a run may have (the run setting's rule)."""
-    from harness.run.config import SETTINGS
-
-    return SETTINGS["brokers"].checked(brokers)

@@ -53,7 +53,7 @@ def release_shown(version: str) -> str:
 
 def check_kafka_version(version: str) -> str:
     """`--kafka-version`'s value, or UsageError (one line) saying why not (the run setting
-    `kafka_version` refuses the same, with the same words: harness/run/config.py)."""
+    `kafka_version` refuses the same, with the same words: harness/config/run.py)."""
     reason = kafka_release_refusal(version)
     if reason is not None:
         raise UsageError(f"--kafka-version {release_shown(version)}: {reason}")

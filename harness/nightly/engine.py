@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from harness.config.platforms import DEFAULT_PLATFORM
 from harness.errors import UsageError
 from harness.nightly.matrix import Cell, Matrix
-from harness.run.platforms import DEFAULT_PLATFORM
 
 
 def platform_of(cell: Cell, matrix: Matrix) -> str:

@@ -33,9 +33,9 @@ from pydantic import (
     ValidationError,
 )
 
+from harness.config.run import RunConfig
 from harness.errors import UsageError
 from harness.nightly.durations import seconds_of
-from harness.run.config import RunConfig
 
 DEFAULT_MATRIX = Path(__file__).parent.parent / "matrix_default.yaml"
 
@@ -59,7 +59,7 @@ class Cell:
     def setting(self, key: str, extra: Sequence[str] = ()) -> Any:
         """One of the run's settings as this cell gives it (settings or options, after the
         matrix's `extra`); None where the run takes the profile's or the default."""
-        from harness.run.options import given_settings
+        from harness.config.options import given_settings
 
         return given_settings(self.run_args(RunConfig.time_limit_s, extra)).get(key)
 
@@ -69,7 +69,7 @@ class Cell:
 
     def run_args(self, time_limit_s: float, extra: Sequence[str]) -> list[str]:
         """The `kchaos run` options of the cell's run (later ones win)."""
-        from harness.run.options import settings_argv
+        from harness.config.options import settings_argv
 
         args = ["--profile", self.profile, "--seed", str(self.seed)]
         if self.bugs:  # no --bugs at all means the fixed worker
@@ -105,7 +105,7 @@ class Matrix:
 def time_limits(matrix: Matrix) -> list[float]:
     """The time limit each cell's run gets: the matrix's `time_limit_s`, or the cell's own
     (`--time-limit` or its `time_limit_s` setting)."""
-    from harness.run.options import given_settings
+    from harness.config.options import given_settings
 
     limits = []
     for cell in matrix.cells:
@@ -148,7 +148,7 @@ def _profile(raw: Any) -> Any:
 
 
 def _switch(raw: Any) -> Any:
-    from harness.run.config import known_bugs
+    from harness.config.run import known_bugs
 
     if isinstance(raw, str) and raw not in known_bugs():
         raise ValueError(f"unknown bug switch {raw!r}; known: {', '.join(known_bugs())}")
@@ -217,7 +217,7 @@ def _check_run_options(args: Sequence[str], where: str) -> None:
     rules allow: found now, not at the run."""
     if not args:
         return
-    from harness.run.options import check_given, given_settings
+    from harness.config.options import check_given, given_settings
 
     try:
         check_given(given_settings(args))
@@ -228,7 +228,7 @@ def _check_run_options(args: Sequence[str], where: str) -> None:
 def _settings(given: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
     """Each KEY: VALUE a run setting of the right type and a value its rule allows, as
     `--set` would take it."""
-    from harness.run.config import SETTINGS, parse_setting
+    from harness.config.run import SETTINGS, parse_setting
 
     out = []
     for key, value in given.items():

@@ -1,6 +1,6 @@
 """Where pods and brokers run: `local` processes (default), `docker` containers. Each is a
 module here with an `open_*` function (PlacementRequest -> Placement, placement.py), named
-with what it needs and can do in harness/run/platforms.py, and its parts in `PARTS`: that
+with what it needs and can do in harness/config/platforms.py, and its parts in `PARTS`: that
 function, the check that it can run on this machine, and the clean-up of what a crashed
 run of it left (`kchaos clean`).
 
@@ -17,12 +17,12 @@ from pathlib import Path
 
 from faults.kinds import Need, kinds_needing
 from faults.plan import PLATFORM_KINDS
+from harness.config.platforms import PLATFORMS, PlatformKind
 from harness.errors import UsageError
 from harness.platforms.clock import require_clock_shim
 from harness.platforms.faultfs import require_faultfs
 from harness.platforms.placement import Placement, PlacementRequest
 from harness.procs import ProcessRegistry
-from harness.run.platforms import PLATFORMS, PlatformKind
 from harness.sut.base import PodSettings, SystemUnderTest
 
 __all__ = ["PARTS", "Placement", "PlacementRequest", "PlatformParts", "open_platform",
@@ -31,7 +31,7 @@ __all__ = ["PARTS", "Placement", "PlacementRequest", "PlatformParts", "open_plat
 
 @dataclass(frozen=True)
 class PlatformParts:
-    """A platform in code (what it can do is harness/run/platforms.py's data). Each part
+    """A platform in code (what it can do is harness/config/platforms.py's data). Each part
     imports its module only when called: the docker SDK, the network namespaces."""
 
     open: Callable[[PlacementRequest], Placement]  # starts a run's brokers and pods

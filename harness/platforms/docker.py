@@ -262,7 +262,7 @@ def _fake_clocks(request: PlacementRequest, platform: DockerPlatform) -> None:
 # What meets each need of the plan here (a new capability: one entry).
 NEED_HOOKS: NeedHooks[DockerPlatform] = {
     Need.NETWORK: no_hook,  # every run has its network (docker_network.py cuts it)
-    Need.STORAGE: no_hook,  # refused before the run (harness/run/platforms.py)
+    Need.STORAGE: no_hook,  # refused before the run (harness/config/platforms.py)
     Need.CLOCK: _fake_clocks,
     Need.WORKER_HOOK: no_hook,  # the system under test's (its control file)
     Need.LEDGER: no_hook,  # the workload's (its accounts topic)

@@ -1,5 +1,5 @@
 """What a platform gives a run (`Placement`) and what the run asks of it (`PlacementRequest`):
-every platform's `open_*` function (named in harness/run/platforms.py) takes the one and
+every platform's `open_*` function (named in harness/config/platforms.py) takes the one and
 returns the other. What the plan's fault kinds need beyond pods and brokers is one value,
 `PlacementRequest.needs`, which each platform meets through its own table from need to
 hook (`NeedHooks`: local.py's and docker.py's `NEED_HOOKS`)."""

@@ -27,7 +27,7 @@ PROBES: dict[str, tuple[Probe, str]] = {
 
 def parse_versions(text: str) -> list[str]:
     """A comma-separated list of broker releases, each one a run could start."""
-    from harness.run.config import SETTINGS
+    from harness.config.run import SETTINGS
 
     versions = [v.strip() for v in text.split(",") if v.strip()]
     if not versions:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from faults import knobs
+from harness.config.run import knob_default
 from harness.errors import UsageError
-from harness.run.config import knob_default
 
 
 @dataclass(frozen=True)

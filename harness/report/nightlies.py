@@ -18,12 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.config.options import given_settings, settings_argv
+from harness.config.suts import DEFAULT_SUT, sut_kind
 from harness.errors import UsageError
 from harness.report.expect import Detection, Judgement, LostRun, is_broad, judge
 from harness.report.run_files import RUN_MARKERS
 from harness.report.summary import RunSummary, format_duration, parse_time, summarize_dir
-from harness.run.options import given_settings, settings_argv
-from harness.run.suts import DEFAULT_SUT, sut_kind
 
 NIGHTLY_JSON = "nightly.json"
 NIGHTLY_PAGE = "nightly.html"

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.report.pages import href, short_error
-from harness.shrink.files import LOG_FILE, REPORT_FILE
+
+# A shrink folder's files (harness/shrink/files.py writes them there).
+LOG_FILE = "shrink.json"
+REPORT_FILE = "report.html"
 
 
 @dataclass(frozen=True)

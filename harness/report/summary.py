@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from checker.model import Verdict, verdict_of_exit
+from harness.config.suts import DEFAULT_SUT, sut_kind
 from harness.report.run_files import FileState, RunFiles, dig, read_verdict_files
-from harness.run.suts import DEFAULT_SUT, sut_kind
 
 RunVerdict = Verdict | None  # None: no results.json to read a verdict from
 EXIT_NAMES = {0: "valid", 1: "invalid", 2: "unknown", 254: "bad input", 255: "harness failed"}

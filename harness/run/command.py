@@ -18,15 +18,15 @@ from checker.model import Verdict, compose, compose_exit_codes, exit_code
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
 from faults.params import ParamError
+from harness.anomalies import rate_text, read_failing_counts
+from harness.config.platforms import PLATFORMS
+from harness.config.run import RunConfig, repro_command
+from harness.config.suts import SUT_KINDS
 from harness.console import err, out
 from harness.errors import UsageError
 from harness.results import read_json
-from harness.run.config import RunConfig, repro_command
 from harness.run.lifecycle import Run, RunOutcome, draw_run_plan
-from harness.run.platforms import PLATFORMS
 from harness.run.progress import Progress
-from harness.run.suts import SUT_KINDS
-from harness.shrink.classes import rate_text, read_failing_counts
 
 VERDICT_STYLE: dict[Verdict, str] = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
@@ -154,7 +154,7 @@ def require_bootstrap(bootstrap: str | None, timeout_s: float = 5.0) -> None:
 
 
 def run(explicit: dict[str, Any], results_dir: Path, draw_knobs: bool = True) -> int:
-    from harness.run.config import resolve
+    from harness.config.run import resolve
 
     config = resolve(explicit, draw_knobs)
     require_tools(config)
@@ -229,8 +229,7 @@ def repro(run_dir: Path, times: int, results_dir: Path | None,
 def _target(run_dir: Path, original: dict[str, int]) -> tuple[str, ...]:
     """The classes a replay must show one of to count as a reproduction: the original's
     (less `unavailable` when it found more), or those a shrunk plan folder names."""
-    from harness.shrink.classes import target_classes
-    from harness.shrink.files import TARGET_KEY
+    from harness.anomalies import TARGET_KEY, target_classes
 
     found = tuple(sorted(name for name, n in original.items() if n))
     if not found:

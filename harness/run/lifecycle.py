@@ -25,6 +25,8 @@ from faults.nemesis import Nemesis
 from faults.observe import TraceWatcher
 from faults.plan import plan as draw_plan
 from faults.platform import Platform
+from harness.config.protocol import STREAMS, configure_streams_group, streams_group_config
+from harness.config.run import RunConfig, plan_settings
 from harness.errors import HarnessError, exit_code_for_exception
 from harness.history import History
 from harness.platforms import Placement, open_platform
@@ -33,11 +35,9 @@ from harness.procs import ProcessRegistry
 from harness.results import new_run_dir, write_json
 from harness.run import runinfo
 from harness.run.check_phase import CHECK_SPARK, RunCheck
-from harness.run.config import RunConfig, plan_settings
 from harness.run.drain import DrainOutcome, wait_drained
 from harness.run.healwatch import HealWatch
 from harness.run.progress import Progress, ProgressSink
-from harness.run.protocol import STREAMS, configure_streams_group, streams_group_config
 from harness.run.statedir import StateDirWatcher
 from harness.run.topics import GroupMembers, LagProbe
 from harness.run.workload import Load, Workload, open_workload

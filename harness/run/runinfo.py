@@ -15,8 +15,8 @@ from common.fault_traits import TRAITS_KEY, traits_json
 from faults.kinds import traits_of
 from faults.model import Plan
 from faults.nemesis import StepOutcome
+from harness.config.run import RunConfig, knobs_section, repro_command
 from harness.kafka.jars import kafka_version
-from harness.run.config import RunConfig, knobs_section, repro_command
 
 
 def git_rev() -> str:

@@ -4,20 +4,12 @@ history and counted for the progress display."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
-from harness.history import History
+from harness.history import History, LoadCounters
 from workloads.ledger.client import ClientConfig, EventClient
 
 PROCESS = "client-0"
-
-
-@dataclass
-class LoadCounters:
-    sent: int = 0
-    acked: int = 0
-    unknown: int = 0
 
 
 class LoadClient:

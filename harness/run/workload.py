@@ -16,13 +16,13 @@ from checker.oracle.reference import OracleSettings
 from faults.context import GlobalTopic
 from harness.app.spec import InputSpec
 from harness.app.traffic import AppLoad
+from harness.config.run import RunConfig
+from harness.config.suts import SUT_KINDS
 from harness.errors import UsageError
-from harness.history import History
+from harness.history import History, LoadCounters
 from harness.run.accounts import AccountsTopic
-from harness.run.config import RunConfig
-from harness.run.suts import SUT_KINDS
 from harness.run.topics import create_topics, create_topics_named
-from harness.run.traffic import LoadClient, LoadCounters
+from harness.run.traffic import LoadClient
 from harness.sut.app import UserApp
 from harness.sut.base import SystemUnderTest
 from workloads.ledger.contract import ACCOUNTS_TOPIC, INPUT_TOPIC, OUTPUT_TOPIC

@@ -8,11 +8,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from faults.model import Plan
+from harness.anomalies import anomaly_classes, rate_text
+from harness.config.run import RunConfig
 from harness.console import err, out
 from harness.errors import HarnessError, UsageError
 from harness.results import new_run_dir
-from harness.run.config import RunConfig
-from harness.shrink.classes import anomaly_classes, rate_text
 from harness.shrink.failing import (
     check_reruns,
     original_result,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.anomalies import anomaly_classes, chosen_classes
 from harness.errors import UsageError
-from harness.shrink.classes import anomaly_classes, chosen_classes
 from harness.shrink.search import RunResult
 
 

@@ -10,17 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from faults.model import Plan
+from harness.anomalies import TARGET_KEY
+from harness.config.run import RunConfig, knob_default, knobs_section, undrawn, validate
 from harness.errors import UsageError
+from harness.report.shrinks import LOG_FILE
 from harness.results import write_json
-from harness.run.config import RunConfig, knob_default, knobs_section, undrawn, validate
 from harness.shrink.search import Search
 from harness.shrink.timing import Variant
 
-LOG_FILE = "shrink.json"
 PLAN_DIR = "plan"  # run.json + plan.json: what `kchaos repro` reads
 REPRO_FILE = "repro.txt"
-REPORT_FILE = "report.html"
-TARGET_KEY = "shrink_target"  # in the plan folder's run.json: the classes aimed at
 
 
 def original_variant(config: RunConfig, plan: Plan) -> Variant:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from common.files import write_atomically
+from harness.anomalies import rate_text
 from harness.report.pages import environment, href
-from harness.shrink.classes import rate_text
 
 
 def _when(step: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from faults.model import Step
 
-MIN_TIME_LIMIT_S = 10.0  # what `kchaos run` accepts (harness/run/config.py)
+MIN_TIME_LIMIT_S = 10.0  # what `kchaos run` accepts (harness/config/run.py)
 MIN_HEAL_S = 0.5
 MIN_CUT_S = 0.5  # smaller changes are noise next to a run's own jitter
 

@@ -1,13 +1,13 @@
 """Systems under test: what runs in the pods. Each is a module here implementing
-`SystemUnderTest` (base.py), named with what it offers in harness/run/suts.py and loaded by
+`SystemUnderTest` (base.py), named with what it offers in harness/config/suts.py and loaded by
 its entry in `LOADERS`; `open_sut` builds a run's from its settings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.run.config import RunConfig
-from harness.run.protocol import refuse_kstreams
+from harness.config.protocol import refuse_kstreams
+from harness.config.run import RunConfig
 from harness.sut.base import PodPaths, PodSettings, SystemUnderTest, refuse_plan
 
 __all__ = ["LOADERS", "PodPaths", "PodSettings", "SystemUnderTest", "open_sut", "refuse_plan"]

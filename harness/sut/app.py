@@ -28,10 +28,10 @@ from harness.app.build import (
 )
 from harness.app.entry import Entry, resolve_entry
 from harness.app.spec import InputSpec, read_spec
+from harness.config.run import RunConfig
 from harness.console import err
 from harness.errors import UsageError
 from harness.kafka.jars import require_java
-from harness.run.config import RunConfig
 from harness.sut import kstreams
 from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings, refused_for
 

@@ -17,8 +17,8 @@ from typing import Literal, Protocol
 
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
+from harness.config.run import RunConfig
 from harness.errors import UsageError
-from harness.run.config import RunConfig
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ checkpoint files are observed from outside (harness/run/statedir.py).
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import re
 import time
@@ -21,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.config.run import RunConfig
 from harness.errors import UsageError
 from harness.kafka.jars import cache_root, require_java
-from harness.maven import run_maven
-from harness.run.config import RunConfig
+from harness.maven import run_maven, sources_digest
 from harness.sut.base import CONTAINER_APP_DIR, PodImage, PodPaths, PodSettings, refused_for
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
@@ -95,7 +94,7 @@ def require_served(version: str) -> None:
     lets Maven decide."""
     if any(cache_root().glob(f"kstreams-app-{version}-*/{COMPLETE_MARKER}")):
         return
-    from harness.bisect.releases import fetch_metadata, releases
+    from harness.kafka.releases import fetch_metadata, releases
 
     try:
         served = releases(fetch_metadata())
@@ -118,18 +117,6 @@ def default_version() -> str:
     if match is None:
         raise UsageError(f"{POM} names no <kafka.streams.version>: restore it from git")
     return match.group(1)
-
-
-def sources_digest(app_dir: Path = APP_DIR, *shared: Path) -> str:
-    """Of an app tree's pom and sources, and the `shared` source trees it compiles too: an
-    edited app is never run from a stale build."""
-    digest = hashlib.sha256()
-    for root in (app_dir, *shared):
-        for path in sorted([root / "pom.xml", *(root / "src").rglob("*")]):
-            if path.is_file():
-                digest.update(str(path.relative_to(root.parent)).encode() + b"\0"
-                              + path.read_bytes())
-    return digest.hexdigest()[:12]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from harness.run.config import RunConfig
+from harness.config.run import RunConfig
 from harness.sut.base import PodImage, PodPaths, PodSettings
 
 WORKER_MODULE = "workloads.worker"

@@ -51,7 +51,7 @@ def test_a_fault_on_the_ledgers_accounts_topic_is_refused_for_an_app(
 
 def test_an_app_run_keeps_its_guarantee_where_all_would_draw_one() -> None:
     """The oracle judges exactly-once runs: `all` draws no guarantee for an app."""
-    from harness.run.config import resolve
+    from harness.config.run import resolve
 
     app = {"sut": "app", "app": str(EXAMPLES), "input_spec": SPEC, "profile": "all"}
     worker_draws = [s for s in range(1, 40)

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.bisect.releases import in_range, releases
-from harness.bisect.search import Bisection, ReplayFailed, release_key
+from harness.bisect.search import Bisection, ReplayFailed
 from harness.errors import UsageError
+from harness.kafka.releases import in_range, release_key, releases
 from harness.shrink.search import RunResult
 
 VERSIONS = [f"4.{minor}.{patch}" for minor in range(4) for patch in range(3)]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from harness.config.run import RunConfig
 from harness.kafka.jars import kafka_version
 from harness.platforms.docker_specs import (
     KAFKA_CONTROLLER_PORT,
@@ -28,7 +29,6 @@ from harness.platforms.docker_specs import (
     kafka_properties,
     property_env,
 )
-from harness.run.config import RunConfig
 from harness.sut.base import PodPaths, PodSettings
 from harness.sut.python import WORKER_MODULE
 from workloads.worker.config import parse_args

@@ -2,7 +2,7 @@
 `golden_plans.json`. A change to plan drawing that is meant shows up as a diff of that
 file in review; regenerate it with `.venv/bin/python tests/faults/golden_plans.py`.
 
-Each plan is drawn from the settings a run with those inputs has (harness/run/config.py
+Each plan is drawn from the settings a run with those inputs has (harness/config/run.py
 `resolve`: a broad profile's knobs drawn from the seed and bounded to the run), as a run
 draws it; an entry of a profile that draws them records them (`settings`).
 
@@ -19,8 +19,8 @@ from typing import Any
 
 from faults.plan import PROFILES, REGISTRY, plan
 from faults.windows import PlanSettings
+from harness.config.run import plan_settings, resolve
 from harness.errors import UsageError
-from harness.run.config import plan_settings, resolve
 
 GOLDEN_FILE = Path(__file__).with_name("golden_plans.json")
 # Every profile; one and three brokers; a short and a long run; two seeds each.

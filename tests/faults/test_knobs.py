@@ -17,8 +17,7 @@ from faults import knobs
 from faults.params import ProfileSettings
 from faults.plan import PROFILES, REGISTRY, plan
 from faults.windows import longest_session_s, newcomer_takes_a_task
-from harness.errors import UsageError
-from harness.run.config import (
+from harness.config.run import (
     RunConfig,
     knob_default,
     plan_settings,
@@ -26,6 +25,7 @@ from harness.run.config import (
     resolve,
     undrawn,
 )
+from harness.errors import UsageError
 from harness.sut.base import ONLY_WHEN_SET, PodPaths, PodSettings
 from workloads.worker.config import parse_args
 

@@ -11,9 +11,9 @@ import pytest
 
 from faults import knobs
 from faults.plan import plan
+from harness.config.run import RunConfig, resolve
 from harness.results import write_json
 from harness.run import command, runinfo
-from harness.run.config import RunConfig, resolve
 from harness.run.lifecycle import RunOutcome
 
 SEED = 4  # `all` seed 4 draws a 45 s session over a 5 s transaction timeout

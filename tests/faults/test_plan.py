@@ -167,8 +167,8 @@ def test_every_scenario_is_a_profile_aimed_at_known_switches() -> None:
     from faults.plan import REGISTRY
     from faults.scenarios import SCENARIOS
     from faults.scenarios.scenario import KAFKA_STREAMS, WORKER
+    from harness.config.run import known_bugs
     from harness.nightly import parse_matrix
-    from harness.run.config import known_bugs
 
     modules = {p.stem for p in Path(faults.scenarios.__file__).parent.glob("*.py")}
     assert len(SCENARIOS) == len(modules - {"__init__", "scenario"})

@@ -24,7 +24,7 @@ from faults.windows import (
     promotion_quiet_s,
     takeover_span,
 )
-from harness.run.config import plan_settings, resolve
+from harness.config.run import plan_settings, resolve
 
 seeds = st.integers(min_value=0, max_value=2**31)
 limits = st.sampled_from([30.0, 60.0, 120.0])

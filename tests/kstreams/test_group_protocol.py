@@ -1,4 +1,4 @@
-"""`--group-protocol classic|streams` (harness/run/protocol.py): a typed run setting in
+"""`--group-protocol classic|streams` (harness/config/protocol.py): a typed run setting in
 run.json, passed to Kafka Streams pods only under the streams protocol, refused in one
 line (254, before a run folder exists, before anything is fetched) for the Python worker
 and for Kafka Streams or broker releases that lack what the app needs under it; the
@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from refused_run import refused_run
 
-from harness.errors import UsageError
-from harness.nightly.matrix import parse_matrix
-from harness.run.config import RunConfig, resolve
-from harness.run.protocol import (
+from harness.config.protocol import (
     broker_refusal,
     configure_streams_group,
     kstreams_refusal,
     refuse_kstreams,
     streams_group_config,
 )
+from harness.config.run import RunConfig, resolve
+from harness.errors import UsageError
+from harness.nightly.matrix import parse_matrix
 from harness.sut import PodPaths, PodSettings, open_sut
 from tests.kstreams.test_kstreams_sut import kstreams_run, whole_run
 

@@ -17,6 +17,7 @@ import pytest
 from refused_run import refused_run
 
 from harness.errors import UsageError
+from harness.maven import sources_digest
 from harness.sut.base import CONTAINER_APP_DIR
 from harness.sut.kstreams import (
     COMMON_DIR,
@@ -25,7 +26,6 @@ from harness.sut.kstreams import (
     build,
     default_version,
     generation,
-    sources_digest,
 )
 from tests.kstreams.test_kstreams_sut import kstreams_run, whole_run
 

@@ -106,7 +106,7 @@ def test_the_pods_get_the_windows_and_store_settings_of_the_run() -> None:
     buffer count only when not Kafka Streams' own; transactional stores as the setting."""
     from dataclasses import replace
 
-    from harness.run.config import RunConfig
+    from harness.config.run import RunConfig
     from harness.sut.kstreams import ledger_app_args, store_settings
     from workloads.ledger.windowed import WindowSpec
 

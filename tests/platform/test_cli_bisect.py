@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import assert_bad_input, kchaos
 
 from faults.plan import plan
-from harness.run.config import RunConfig
+from harness.config.run import RunConfig
 
 SERVED = ["2.0.1", "2.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2"]
 

@@ -12,7 +12,7 @@ import pytest
 from cli_helpers import assert_bad_input, files_under, kchaos
 
 from faults.plan import plan
-from harness.run.config import RunConfig
+from harness.config.run import RunConfig
 
 # No broker listens on port 1: should a damaged run ever pass its checks, its replay
 # still stops at once (and the test sees the wrong message).

@@ -12,11 +12,11 @@ import pytest
 from cli_helpers import assert_bad_input, files_under, kchaos
 
 from faults.plan import plan
+from harness.config.options import explicit_settings, parse_run_args
+from harness.config.run import resolve
 from harness.kafka.jars import OLDEST_BROKER, check_kafka_version, kafka_version
 from harness.run import runinfo
 from harness.run.command import read_config_and_plan
-from harness.run.config import resolve
-from harness.run.options import explicit_settings, parse_run_args
 
 OLDEST = ".".join(map(str, OLDEST_BROKER))
 

@@ -20,12 +20,12 @@ from faults.context import FaultContext
 from faults.kinds import FAULT_KINDS
 from faults.model import Step, Trigger
 from faults.plan import plan
+from harness.config.platforms import PLATFORMS
 from harness.errors import UsageError
 from harness.platforms import netns as nl
 from harness.platforms import require_platform
 from harness.platforms.local_network import RunNetwork, clean_networks, netem_args
 from harness.procs import ProcessRegistry
-from harness.run.platforms import PLATFORMS
 
 PROBLEM = nl.netns_problem()
 _namespaces = pytest.mark.skipif(PROBLEM is not None, reason=f"needs network namespaces: "

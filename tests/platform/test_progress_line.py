@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
+from harness.config.run import RunConfig
 from harness.run import command
-from harness.run.config import RunConfig
 from harness.run.lifecycle import RunOutcome
 from harness.run.progress import Progress
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from faults.plan import plan
+from harness.config.run import RunConfig
 from harness.run.command import read_config_and_plan
-from harness.run.config import RunConfig
 
 
 def _stored_run(tmp_path: Path, master: str | None) -> Path:

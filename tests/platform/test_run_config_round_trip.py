@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from faults.plan import PROFILES
-from harness.results import read_json, write_json
-from harness.run.config import (
+from harness.config.platforms import PLATFORMS
+from harness.config.run import (
     GUARANTEES,
     RESTART_POLICIES,
     RunConfig,
     known_bugs,
 )
-from harness.run.platforms import PLATFORMS
+from harness.results import read_json, write_json
 
 names = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF), min_size=1, max_size=12)
 seconds = st.floats(min_value=10, max_value=1e6, allow_nan=False, allow_infinity=False)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from harness import cli
+from harness.config.run import RunConfig
 from harness.errors import (
     HarnessError,
     Interrupted,
@@ -24,7 +25,6 @@ from harness.errors import (
     exit_code_for_exception,
 )
 from harness.run import command
-from harness.run.config import RunConfig
 from harness.run.lifecycle import Run, RunOutcome
 
 

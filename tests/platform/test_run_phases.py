@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.config import RunConfig
+from harness.config.run import RunConfig
 from harness.run.drain import DrainOutcome
 from harness.run.lifecycle import Run
 

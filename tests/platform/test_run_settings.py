@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_bad_input, kchaos
 
+from harness.config.run import parse_setting, resolve
 from harness.errors import UsageError
-from harness.run.config import parse_setting, resolve
 
 
 def test_set_pins_a_drawn_knob_and_the_rest_still_draw() -> None:

@@ -1,4 +1,4 @@
-"""Every run setting is declared once (harness/run/settings.py, `RunConfig`'s fields) and
+"""Every run setting is declared once (harness/config/settings.py, `RunConfig`'s fields) and
 everything else reads that declaration: `kchaos run`'s options and their help, `--set`, the
 refusal of a bad value (one line, exit 254), a nightly cell's check."""
 
@@ -14,13 +14,12 @@ from refused_run import refused_run
 
 from faults.plan import PROFILES
 from harness.cli import build_parser
+from harness.config.options import Parser, add_run_arguments
+from harness.config.run import SETTINGS, RunConfig, validate
+from harness.config.settings import setting, settings_of
+from harness.config.suts import SUT_KINDS
 from harness.errors import UsageError
-from harness.kafka.commands import validate_brokers
 from harness.nightly import parse_matrix
-from harness.run.config import SETTINGS, RunConfig, validate
-from harness.run.options import Parser, add_run_arguments
-from harness.run.settings import setting, settings_of
-from harness.run.suts import SUT_KINDS
 
 NO_KAFKA = "127.0.0.1:1"  # a value the rules let through stops here, with another line
 
@@ -168,4 +167,5 @@ def test_kafka_up_reads_the_run_settings_of_its_options() -> None:
     up = build_parser().parse_args(["kafka", "up"])
     assert up.brokers == SETTINGS["brokers"].default
     with pytest.raises(UsageError, match="--brokers 2: kchaos runs clusters of 1 or 3"):
-        validate_brokers(2)
+        refused = build_parser().parse_args(["kafka", "up", "--brokers", "2"])
+        refused.handler(refused)

@@ -13,8 +13,8 @@ from checker.check import results_document
 from checker.meta import Meta
 from checker.model import CheckResult, not_applicable
 from faults.model import Plan, Step, Trigger
+from harness.config.run import RunConfig
 from harness.errors import UsageError
-from harness.run.config import RunConfig
 from harness.sut import PodPaths, PodSettings, open_sut, refuse_plan
 from harness.sut.python import PythonWorker
 from workloads.worker.config import WorkerConfig, parse_args
@@ -122,13 +122,13 @@ def test_a_sut_refuses_every_kind_that_needs_what_it_lacks() -> None:
 
 
 def test_every_registered_part_has_its_implementation() -> None:
-    """harness/run/suts.py and platforms.py are the data the settings read; harness.sut's
+    """harness/config/suts.py and platforms.py are the data the settings read; harness.sut's
     LOADERS and harness.platforms' PARTS their code, typed (mypy checks each SUT class
     against SystemUnderTest). An entry without its code, or code under another name,
     fails here."""
+    from harness.config.platforms import PLATFORMS
+    from harness.config.suts import SUT_KINDS
     from harness.platforms import PARTS
-    from harness.run.platforms import PLATFORMS
-    from harness.run.suts import SUT_KINDS
     from harness.sut import LOADERS
 
     assert list(LOADERS) == list(SUT_KINDS)

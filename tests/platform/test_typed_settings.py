@@ -18,8 +18,8 @@ from cli_helpers import REPO, assert_bad_input, kchaos
 import faults.plan
 from faults.params import ProfileSettings
 from faults.plan import PROFILES, plan, profile_config
+from harness.config.run import RunConfig, profile_settings, resolve
 from harness.errors import EXIT_BAD_INPUT, UsageError, exit_code_for_exception
-from harness.run.config import RunConfig, profile_settings, resolve
 
 NO_KAFKA = "127.0.0.1:1"  # a replay that got past the plan would stop here, another line
 
@@ -44,7 +44,7 @@ def test_a_misspelt_profile_setting_is_bad_input(tmp_path: Path) -> None:
 
 def test_a_misspelt_profile_setting_fails_on_import(tmp_path: Path) -> None:
     """Whatever imports the run config (every run, most tests) fails, not one run."""
-    result = _python(MISSPELT_MIX + "import harness.run.config", tmp_path)
+    result = _python(MISSPELT_MIX + "import harness.config.run", tmp_path)
     assert result.returncode != 0
     assert ("UsageError: profile all: unknown run setting 'write_buffer_byte'"
             in result.stderr), result.stderr
@@ -140,7 +140,7 @@ def test_the_drain_outwaits_a_session_and_a_rebalance() -> None:
     """Before: a 60 s drain after a kill at the load's end under a 45 s session (a streams
     group cannot drop the dead member) was judged `unavailable` while the group waited as
     designed. The default session leaves the drain as set; a pinned longer drain stays."""
-    from harness.run.config import DRAIN_PAST_SESSION_S, RunConfig
+    from harness.config.run import DRAIN_PAST_SESSION_S, RunConfig
 
     assert RunConfig().drain_budget_s == RunConfig().drain_timeout_s == 60.0
     long_session = RunConfig(session_timeout_ms=45_000)
@@ -152,7 +152,7 @@ def test_the_drain_outwaits_two_commit_intervals() -> None:
     """Before: all seed 17 drew a 30 s commit interval under at-least-once; a pod restarted
     at the end was still catching up, its committed offsets a commit behind, at the 60 s
     drain, and the run was judged `unavailable`."""
-    from harness.run.config import DRAIN_PAST_SESSION_S, RunConfig
+    from harness.config.run import DRAIN_PAST_SESSION_S, RunConfig
 
     assert RunConfig(commit_interval_ms=30_000).drain_budget_s == 60.0 + DRAIN_PAST_SESSION_S
 
@@ -160,7 +160,7 @@ def test_the_drain_outwaits_two_commit_intervals() -> None:
 def test_the_drain_outwaits_an_open_transaction_under_exactly_once() -> None:
     """A restore reads to the log's end and so waits out a transaction a killed pod left
     open (up to its timeout); at-least-once has none."""
-    from harness.run.config import DRAIN_PAST_SESSION_S, RunConfig
+    from harness.config.run import DRAIN_PAST_SESSION_S, RunConfig
 
     assert (RunConfig(transaction_timeout_ms=60_000).drain_budget_s
             == 60.0 + DRAIN_PAST_SESSION_S)

@@ -15,10 +15,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from faults.plan import PROFILES
+from harness.config.run import known_bugs
 from harness.errors import UsageError
 from harness.nightly import Cell, load_matrix, parse_matrix
 from harness.nightly.matrix import MatrixDoc
-from harness.run.config import known_bugs
 
 REPO = Path(__file__).resolve().parents[2]
 

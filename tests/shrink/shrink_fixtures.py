@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from faults.model import Plan, Step, Trigger
-from harness.run.config import RunConfig
+from harness.config.run import RunConfig
 
 STEPS = (
     Step(0, "scale-out", "pod-1", Trigger(0.0)),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from shrink_fixtures import write_run
 
+from harness.anomalies import anomaly_classes, rate_text, target_classes
 from harness.run.command import _target
-from harness.shrink.classes import anomaly_classes, rate_text, target_classes
 
 
 def test_load_classes_are_aimed_at_only_when_alone() -> None:

@@ -12,8 +12,8 @@ import pytest
 from shrink_fixtures import STEPS
 
 from faults.model import Plan
+from harness.config.run import RunConfig, knob_default, resolve
 from harness.run.command import read_config_and_plan
-from harness.run.config import RunConfig, knob_default, resolve
 from harness.shrink import command
 from harness.shrink.files import admissible, original_variant, variant_config
 from harness.shrink.search import RunResult, Search

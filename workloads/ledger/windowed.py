@@ -33,7 +33,7 @@ SESSION_GRACE_MS = 2000
 @dataclass(frozen=True)
 class WindowSpec:
     """A run's windows as the pods ran them: the fixed geometry above and the durability
-    settings of the run (retention, segment interval: harness/run/config.py)."""
+    settings of the run (retention, segment interval: harness/config/run.py)."""
 
     retention_ms: int
     segment_ms: int

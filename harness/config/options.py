@@ -1,8 +1,8 @@
-"""`kchaos run`'s options, made from the run's settings (harness/run/config.py's
+"""`kchaos run`'s options, made from the run's settings (harness/config/run.py's
 `SETTINGS`, each declared once): the CLI builds its `run` command from them and the
 nightly checks a matrix cell's options against them (without importing the CLI, which
 imports the nightly), and `explicit_settings` turns parsed options into the settings
-`harness.run.config.resolve` takes.
+`harness.config.run.resolve` takes.
 
 `Parser` is argparse with kchaos's exit codes: a bad option is one line and 254 (argparse
 would exit 2, which kchaos keeps for 'unknown').
@@ -60,10 +60,10 @@ def _refuse_misplaced_global_options(argv: list[str], commands: Sequence[str]) -
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
-    """`kchaos run`'s options: one a setting that has a flag (harness/run/config.py's
+    """`kchaos run`'s options: one a setting that has a flag (harness/config/run.py's
     `SETTINGS`, with its help), `--set` for the others (listed after the options), and
     `--knobs`, which is how the settings are resolved rather than one of them."""
-    from harness.run.config import SETTINGS
+    from harness.config.run import SETTINGS
 
     for declared in SETTINGS.values():
         if declared.flag is not None:
@@ -87,7 +87,7 @@ def add_setting_option(command: argparse.ArgumentParser, name: str, what: str | 
     """The option of run setting `name` (its flag, type and help; `what` in the help instead
     of its own words) in `command`, `kchaos run` or another that takes it (`kafka up
     --brokers`). `default` None: the option given or not (the run's own resolution)."""
-    from harness.run.config import SETTINGS
+    from harness.config.run import SETTINGS
 
     declared = SETTINGS[name]
     assert declared.flag is not None, name
@@ -116,7 +116,7 @@ def given_settings(args: Sequence[str]) -> dict[str, Any]:
 def check_given(explicit: dict[str, Any]) -> None:
     """UsageError (one line) for a setting given a value its rule refuses: what `kchaos
     run` would say of it, said when a nightly's matrix is loaded rather than at its run."""
-    from harness.run.config import SETTINGS
+    from harness.config.run import SETTINGS
 
     for name, value in explicit.items():
         if name in SETTINGS:
@@ -130,7 +130,7 @@ def settings_argv(settings: Sequence[tuple[str, str]]) -> list[str]:
 
 def explicit_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings the options gave (those left out are the profile's or drawn)."""
-    from harness.run.config import SETTINGS, parse_setting
+    from harness.config.run import SETTINGS, parse_setting
 
     explicit: dict[str, Any] = {s.name: getattr(args, s.name) for s in SETTINGS.values()
                                 if s.flag is not None and getattr(args, s.name) is not None}

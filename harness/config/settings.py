@@ -5,11 +5,11 @@ default, description and validator).
 A setting is a `RunConfig` field declared with `setting(...)`: the field gives its name,
 type and default; the declaration its help, its `kchaos run` option (or none: `--set`
 only), the `Rule` its value keeps, and the SUT capability it needs. `settings_of` reads
-them back as a table of `Setting`s (`harness.run.config.SETTINGS`), from which `kchaos run`
+them back as a table of `Setting`s (`harness.config.run.SETTINGS`), from which `kchaos run`
 builds its options and their help (the default shown is the field's, the choices the
 registry's), `--set` and a nightly cell type their values, and `validate` refuses a bad
 value in one line. What ties two settings together (standbys and pods, the transaction
-timeout and the commit interval) stays in `harness.run.config.validate`.
+timeout and the commit interval) stays in `harness.config.run.validate`.
 
 Before, a setting's type was written twice (the field and its option), its default three
 times (the field, the option's help, sometimes the nightly), its choices twice (the help's
@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from harness.config.suts import SutKind, names_with
 from harness.errors import UsageError
-from harness.run.suts import SutKind, names_with
 
 T = TypeVar("T")
 # Where a field's declaration is kept in its metadata.

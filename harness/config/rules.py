@@ -1,17 +1,17 @@
 """The rules of single run settings that take more than a bound (a release, a switch, a
 pair's shape) and the checks of settings that need other parts of kchaos (a mutant's
 catalog, the brokers a protocol needs), apart from the table of settings
-(harness/run/config.py), which reads them."""
+(harness/config/run.py), which reads them."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from harness.config.platforms import PLATFORMS
+from harness.config.protocol import STREAMS, broker_refusal
+from harness.config.settings import Rule
+from harness.config.suts import SUT_KINDS, names_with
 from harness.errors import UsageError
-from harness.run.platforms import PLATFORMS
-from harness.run.protocol import STREAMS, broker_refusal
-from harness.run.settings import Rule
-from harness.run.suts import SUT_KINDS, names_with
 
 
 class Given(Protocol):

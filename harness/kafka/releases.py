@@ -14,7 +14,6 @@ import urllib.request
 from pathlib import Path
 
 from common.files import write_atomically
-from harness.bisect.search import release_key
 from harness.errors import UsageError
 from harness.kafka.jars import cache_root
 
@@ -24,6 +23,11 @@ RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 # The oldest release the ledger app has a source tree for (harness/sut/kstreams.py: the
 # legacy tree from 2.1 on; Kafka 4 brokers refuse older clients, KIP-896).
 OLDEST_BUILDABLE = "2.1.0"
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """Orders releases as Maven Central names them (X.Y.Z); a suffix sorts by its numbers."""
+    return tuple(int(part) for part in version.replace("-", ".").split(".") if part.isdigit())
 
 
 def _cached_metadata() -> Path:

@@ -1,5 +1,5 @@
 """A run's configuration: its settings, each declared once as a `RunConfig` field (type,
-default, help, option, rule, SUT: harness/run/settings.py; `SETTINGS` is the table the CLI,
+default, help, option, rule, SUT: harness/config/settings.py; `SETTINGS` is the table the CLI,
 `--set`, the nightly and `validate` read), resolved as CLI options over the knobs a broad
 profile draws from the seed (faults/knobs.py) over the profile's needs over defaults.
 
@@ -20,10 +20,9 @@ from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, REGISTRY, profile_config
 from faults.windows import PlanSettings
-from harness.errors import UsageError
-from harness.run.platforms import DEFAULT_PLATFORM, PLATFORMS
-from harness.run.protocol import CLASSIC, GROUP_PROTOCOLS
-from harness.run.rules import (
+from harness.config.platforms import DEFAULT_PLATFORM, PLATFORMS
+from harness.config.protocol import CLASSIC, GROUP_PROTOCOLS
+from harness.config.rules import (
     BROKERS,
     FRACTION,
     KEY_VALUE,
@@ -33,8 +32,9 @@ from harness.run.rules import (
     kafka_release,
     known_bugs,
 )
-from harness.run.settings import at_least, one_of, positive, setting, settings_of
-from harness.run.suts import DEFAULT_SUT, SUT_KINDS, sut_kind
+from harness.config.settings import at_least, one_of, positive, setting, settings_of
+from harness.config.suts import DEFAULT_SUT, SUT_KINDS, sut_kind
+from harness.errors import UsageError
 from workloads.ledger.windowed import WINDOW_GRACE_MS, WINDOW_SIZE_MS, WindowSpec
 
 RESTART_POLICIES = ("always", "never")
@@ -47,7 +47,7 @@ DRAIN_PAST_SESSION_S = 30.0
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Every setting of a run, each declared once (harness/run/settings.py): its type and
+    """Every setting of a run, each declared once (harness/config/settings.py): its type and
     default here, with its help, its `kchaos run` option (none: `--set NAME=VALUE`), the
     rule its value keeps and the SUT it is for. What the settings are as a whole (pods
     and standbys, the SUT's options) is `validate`'s."""
@@ -136,7 +136,7 @@ class RunConfig:
     streams_config: tuple[str, ...] = setting(
         (), "Kafka Streams settings, KEY=VALUE[,KEY=VALUE]", flag="--streams-config",
         rule=KEY_VALUE, sut_needs="releases")
-    # Kafka Streams' rebalance protocol (harness/run/protocol.py): classic, or streams
+    # Kafka Streams' rebalance protocol (harness/config/protocol.py): classic, or streams
     # (KIP-1071, the assignment on the broker; the run's standbys and session set there)
     group_protocol: str = setting(
         CLASSIC, "Kafka Streams' rebalance protocol, streams being KIP-1071's: --sut kstreams "

@@ -1,4 +1,5 @@
-"""Which anomaly classes count as "the same failure" when a plan is rerun."""
+"""Which anomaly classes count as "the same failure" when a plan is rerun: read from a run's
+results.json by repro, shrink and bisect alike."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from harness.errors import UsageError
 # Judged on progress under load: a slow machine produces it without any bug. A shrink
 # aims at it only when the run found nothing else.
 LOAD_CLASSES = ("unavailable",)
+# In a shrink's plan folder's run.json: the classes its repro aims at.
+TARGET_KEY = "shrink_target"
 
 
 def failing_counts(results: object) -> dict[str, int]:
