@@ -2,13 +2,17 @@
 TopologyTestDriver, fed the committed input) produced for it -- exactly-once judged without
 knowing what the app does (checker/oracle/compare.py says how keys are compared).
 
+Under at-least-once only what holds of every correct execution is judged
+(checker/oracle/alos.py: every reference record of a stateless topology, the keys and the
+growth the input spec promises), the rest said not judged.
+
 Not applicable, with the reason: a run without a reference (a ledger run without
-`--oracle`), an at-least-once run (it allows duplicates and the state they change), a
-topology the harness could not describe fully (dynamic or pattern topics), one with a
-stream-time punctuator (the cluster punctuates after batches of its own size), and one
-whose reference output depends on more than each task's order (the two reference orders
-differ: state shared across tasks, wall-clock time, equal timestamps, or, where the
-topology re-keys and one driver runs it, the order across partitions). Unknown: the
+`--oracle`), an at-least-once run of a stateful topology whose input spec promises nothing
+of its output, a topology the harness could not describe fully (dynamic or pattern
+topics), one with a stream-time punctuator (the cluster punctuates after batches of its
+own size), and one whose reference output depends on more than each task's order (the two
+reference orders differ: state shared across tasks, wall-clock time, equal timestamps, or,
+where the topology re-keys and one driver runs it, the order across partitions). Unknown: the
 reference could not run, or the run stopped before the group had processed its input
 (output still to come is not lost).
 """
@@ -23,6 +27,7 @@ from pyspark.sql import functions as F
 from checker.frames import Frames
 from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, CheckResult, not_applicable, unknown
+from checker.oracle.alos import judge_at_least_once
 from checker.oracle.compare import (
     Sides,
     anomalous_keys,
@@ -34,8 +39,6 @@ from checker.oracle.compare import (
 )
 from checker.oracle.reference import OracleSettings
 
-AT_LEAST_ONCE_REASON = ("at_least_once allows duplicates and the state they change; the "
-                        "oracle judges exactly-once runs")
 SHOWN_KEYS = 5  # keys named in an order-dependence reason
 
 
@@ -72,8 +75,6 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
                               "--sut app)")
     if settings.not_applicable:
         return not_applicable(settings.not_applicable)
-    if not meta.exactly_once:
-        return not_applicable(AT_LEAST_ONCE_REASON)
     if meta.drained is False:
         return unknown("the group did not process all its input before the run stopped "
                        "(see unavailable): output still to come cannot be judged missing")
@@ -91,6 +92,8 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     if order_dependent:
         keys = ", ".join(f"{r['topic']}/{key_text(r['kx'])}" for r in order_dependent)
         return not_applicable(order_dependence_reason(ran, keys))
+    if not meta.exactly_once:
+        return judge_at_least_once(frames, settings)
     cluster = cluster_side(frames.app_output, settings.sinks)
     anomalies = anomalous_keys(Sides(cluster, reference_side(frames.reference)), ignore)
     tally = anomalies.groupBy("kind").agg(

@@ -53,7 +53,8 @@ def comparable_value(ignore_json_fields: Sequence[str]) -> Column:
     return F.coalesce(normalized, F.hex("value"), F.lit(NULL))
 
 
-def _keyed(frame: DataFrame, ignore_json_fields: Sequence[str]) -> DataFrame:
+def keyed(frame: DataFrame, ignore_json_fields: Sequence[str] = ()) -> DataFrame:
+    """`topic, kx, vx, pos`: a side's keys and values in their comparable forms."""
     return frame.select(
         "topic",
         F.coalesce(F.hex("key"), F.lit(NULL)).alias("kx"),
@@ -62,12 +63,10 @@ def _keyed(frame: DataFrame, ignore_json_fields: Sequence[str]) -> DataFrame:
     )
 
 
-def anomalous_keys(sides: Sides, ignore_json_fields: Sequence[str] = ()) -> DataFrame:
-    """One row per (topic, key) whose sequences differ: `kx` (the key's hex or "null"),
-    `kind`, `lost` and `extra` (record counts)."""
-    actual = _keyed(sides.actual, ignore_json_fields)
-    expected = _keyed(sides.expected, ignore_json_fields)
-    counts = (
+def value_counts(actual: DataFrame, expected: DataFrame) -> DataFrame:
+    """Per (topic, key) of either keyed side, the multiset difference of its values: `lost`
+    (records of the expected side the actual lacks) and `extra` (the other way)."""
+    return (
         actual.groupBy("topic", "kx", "vx").agg(F.count("*").alias("a"))
         .join(expected.groupBy("topic", "kx", "vx").agg(F.count("*").alias("e")),
               ["topic", "kx", "vx"], "full")
@@ -78,6 +77,14 @@ def anomalous_keys(sides: Sides, ignore_json_fields: Sequence[str] = ()) -> Data
                            F.lit(0)).alias("extra"))
         .groupBy("topic", "kx").agg(F.sum("lost").alias("lost"), F.sum("extra").alias("extra"))
     )
+
+
+def anomalous_keys(sides: Sides, ignore_json_fields: Sequence[str] = ()) -> DataFrame:
+    """One row per (topic, key) whose sequences differ: `kx` (the key's hex or "null"),
+    `kind`, `lost` and `extra` (record counts)."""
+    actual = keyed(sides.actual, ignore_json_fields)
+    expected = keyed(sides.expected, ignore_json_fields)
+    counts = value_counts(actual, expected)
 
     def sequence(frame: DataFrame, name: str) -> DataFrame:
         ordered = F.array_sort(F.collect_list(F.struct("pos", "vx")))

@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -60,6 +60,12 @@ class OracleSettings:
     # app_class`) and the JVM's options it needs (a main: the launcher's Java agent).
     entry: tuple[str, ...] = ()
     jvm_options: tuple[str, ...] = ()
+    # For the at-least-once judgments (checker/oracle/alos.py): the topology's state stores,
+    # global ones included (none: a stateless topology), and what the input spec says its
+    # output topics promise (compare.grows: topic -> number format; compare.every_key).
+    stores: tuple[str, ...] = ()
+    grows: Mapping[str, str] = field(default_factory=dict)
+    every_key: tuple[str, ...] = ()
 
     @staticmethod
     def from_meta(raw: Mapping[str, Any]) -> OracleSettings | None:
@@ -75,13 +81,18 @@ class OracleSettings:
             config=tuple(str(c) for c in doc.get("config") or ()),
             entry=tuple(str(a) for a in doc.get("entry") or ()),
             jvm_options=tuple(str(o) for o in doc.get("jvm_options") or ()),
+            stores=tuple(str(o) for o in doc.get("stores") or ()),
+            grows={str(k): str(v) for k, v in (doc.get("grows") or {}).items()},
+            every_key=tuple(str(t) for t in doc.get("every_key") or ()),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {"classpath": list(self.classpath), "app_class": self.app_class,
                 "sinks": list(self.sinks), "ignore_json_fields": list(self.ignore_json_fields),
                 "not_applicable": self.not_applicable, "config": list(self.config),
-                "entry": list(self.entry), "jvm_options": list(self.jvm_options)}
+                "entry": list(self.entry), "jvm_options": list(self.jvm_options),
+                "stores": list(self.stores), "grows": dict(self.grows),
+                "every_key": list(self.every_key)}
 
 
 @dataclass(frozen=True)

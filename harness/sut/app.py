@@ -57,6 +57,7 @@ class TopologyDescription:
     source_patterns: tuple[str, ...]
     stores: tuple[str, ...]
     internal: tuple[str, ...] = ()  # repartition topics, without the application id prefix
+    global_stores: tuple[str, ...] = ()
 
     @staticmethod
     def from_json(doc: Mapping[str, object]) -> TopologyDescription:
@@ -66,7 +67,7 @@ class TopologyDescription:
 
         return TopologyDescription(names("sources"), names("global_sources"), names("sinks"),
                                    bool(doc.get("dynamic_sinks")), names("source_patterns"),
-                                   names("stores"), names("internal"))
+                                   names("stores"), names("internal"), names("global_stores"))
 
     @property
     def not_applicable(self) -> str | None:
