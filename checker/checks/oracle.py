@@ -4,7 +4,9 @@ knowing what the app does (checker/oracle/compare.py says how keys are compared)
 
 Under at-least-once only what holds of every correct execution is judged
 (checker/oracle/alos.py: every reference record of a stateless topology, the keys and the
-growth the input spec promises), the rest said not judged.
+growth the input spec promises), the rest said not judged. With the record cache on, a
+stateful topology's keys are judged by their last value and the values they may take
+(checker/oracle/cached.py).
 
 Not applicable, with the reason: a run without a reference (a ledger run without
 `--oracle`), an at-least-once run of a stateful topology whose input spec promises nothing
@@ -28,6 +30,7 @@ from checker.frames import Frames
 from checker.meta import Meta
 from checker.model import MAX_EXAMPLES, CheckResult, not_applicable, unknown
 from checker.oracle.alos import judge_at_least_once
+from checker.oracle.cached import judge_cached
 from checker.oracle.compare import (
     Sides,
     anomalous_keys,
@@ -94,6 +97,8 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
         return not_applicable(order_dependence_reason(ran, keys))
     if not meta.exactly_once:
         return judge_at_least_once(frames, settings)
+    if settings.record_cache_bytes and settings.stores:
+        return judge_cached(frames, settings)
     cluster = cluster_side(frames.app_output, settings.sinks)
     anomalies = anomalous_keys(Sides(cluster, reference_side(frames.reference)), ignore)
     tally = anomalies.groupBy("kind").agg(

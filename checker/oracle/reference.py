@@ -66,6 +66,9 @@ class OracleSettings:
     stores: tuple[str, ...] = ()
     grows: Mapping[str, str] = field(default_factory=dict)
     every_key: tuple[str, ...] = ()
+    # The record cache's size the pods ran with (0: off, every update out; an older run
+    # folder has none and ran with it off): checker/oracle/cached.py.
+    record_cache_bytes: int = 0
 
     @staticmethod
     def from_meta(raw: Mapping[str, Any]) -> OracleSettings | None:
@@ -84,6 +87,7 @@ class OracleSettings:
             stores=tuple(str(o) for o in doc.get("stores") or ()),
             grows={str(k): str(v) for k, v in (doc.get("grows") or {}).items()},
             every_key=tuple(str(t) for t in doc.get("every_key") or ()),
+            record_cache_bytes=int(doc.get("record_cache_bytes") or 0),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -92,7 +96,8 @@ class OracleSettings:
                 "not_applicable": self.not_applicable, "config": list(self.config),
                 "entry": list(self.entry), "jvm_options": list(self.jvm_options),
                 "stores": list(self.stores), "grows": dict(self.grows),
-                "every_key": list(self.every_key)}
+                "every_key": list(self.every_key),
+                "record_cache_bytes": self.record_cache_bytes}
 
 
 @dataclass(frozen=True)

@@ -192,6 +192,7 @@ class AppWorkload:
             entry=tuple(self.sut.launcher_args()), jvm_options=tuple(self.sut.jvm_options()),
             stores=(*self.sut.description.stores, *self.sut.description.global_stores),
             grows=self.spec.compare.grows, every_key=self.spec.compare.every_key,
+            record_cache_bytes=self.sut.record_cache()[0],
         )
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures:

@@ -64,7 +64,8 @@ def test_the_oracle_judges_each_example_under_kills(spec: str, guarantee: str | 
     oracle = oracle_of(run_dir)
     assert oracle["valid"] is CORRECT[spec], oracle
     if CORRECT[spec]:
-        assert code == 0 and oracle["details"]["compared_records"] > 1000, oracle
+        # the record cache (Kafka Streams' default) collapses a stateful key's updates
+        assert code == 0 and oracle["details"]["compared_records"] > 100, oracle
         return
     assert code == 1
     if guarantee == "at_least_once":  # the reference's later counts never committed
