@@ -28,15 +28,15 @@ from pyspark.sql import functions as F
 
 from checker.frames import Frames
 from checker.meta import Meta
-from checker.model import MAX_EXAMPLES, CheckResult, not_applicable, unknown
+from checker.model import CheckResult, not_applicable, unknown
 from checker.oracle.alos import judge_at_least_once
 from checker.oracle.cached import judge_cached
 from checker.oracle.compare import (
     Sides,
     anomalous_keys,
-    around_first_difference,
     cluster_side,
-    key_records,
+    compared,
+    key_examples,
     key_text,
     reference_side,
 )
@@ -109,25 +109,13 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
         "keys": {k: int(r["keys"]) for k, r in by_kind.items()},
         "lost_records": int(sum(r["lost"] for r in tally)),
         "extra_records": int(sum(r["extra"] for r in tally)),
-        "compared_records": cluster.count(),
-        "sinks": list(settings.sinks),
+        **compared(cluster, settings.sinks, ignore),
     }
-    if ignore:
-        details["ignored_json_fields"] = list(ignore)
     if not tally:
         return CheckResult(valid=True, details=details)
-    examples = []
-    for row in anomalies.orderBy("kind", "topic", "kx").limit(MAX_EXAMPLES).collect():
-        topic, kx = row["topic"], row["kx"]
-        committed = key_records(frames.app_output, topic, kx, ("partition", "offset"),
-                                ("partition", "offset"), ignore)
-        expected = key_records(frames.reference, topic, kx, ("seq",), ("seq", "input_index"),
-                               ignore)
-        examples.append({
-            "kind": row["kind"], "topic": topic, "key": key_text(kx),
-            "lost": int(row["lost"]), "extra": int(row["extra"]),
-            **around_first_difference(committed, expected),
-        })
+    examples = key_examples(anomalies, frames.app_output, frames.reference, ignore,
+                            lambda row, _c, _e: {"lost": int(row["lost"]),
+                                                 "extra": int(row["extra"])})
     count = details["lost_records"] + details["extra_records"] + details["keys"].get(
         "reordered", 0)
-    return CheckResult(valid=False, count=count, examples=tuple(examples), details=details)
+    return CheckResult(valid=False, count=count, examples=examples, details=details)

@@ -30,16 +30,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from checker.frames import Frames
-from checker.model import MAX_EXAMPLES, UNKNOWN, CheckResult, not_applicable
+from checker.model import UNKNOWN, CheckResult, not_applicable
 from checker.oracle.compare import (
     NULL,
-    around_first_difference,
     cluster_side,
-    key_records,
+    compared,
+    key_examples,
     key_text,
     keyed,
     reference_side,
@@ -106,7 +106,8 @@ def number(value: Column, written_as: str) -> Column:
 
 
 def _numbers(side: DataFrame, grows: Mapping[str, str]) -> DataFrame:
-    """`topic, kx, pos, num, bad` of the growing topics' records that are not tombstones."""
+    """`topic, kx, pos, num, raw` of the growing topics' records that are not tombstones
+    (`num` null where the value does not read as the spec says)."""
     num: Column = F.lit(None).cast("double")
     for topic, written_as in grows.items():
         num = F.when(F.col("topic") == topic, number(F.col("value"), written_as)).otherwise(num)
@@ -202,28 +203,18 @@ def judge_at_least_once(frames: Frames, settings: OracleSettings) -> CheckResult
         "lost_records": int(sum(r["lost"] for r in tally if r["kind"] == "lost")),
         # beyond the reference's: allowed under at-least-once
         "extra_records": _extra_records(cluster, reference, j.included, ignore),
-        "compared_records": cluster.where(F.col("topic").isin(judged)).count(),
-        "sinks": list(settings.sinks),
+        **compared(cluster.where(F.col("topic").isin(judged)), settings.sinks, ignore),
     }
-    if ignore:
-        details["ignored_json_fields"] = list(ignore)
     note = f"judged under at-least-once: {'; '.join(j.judged)}"
     if not tally:
         return CheckResult(valid=True, details=details, note=note)
-    examples = []
-    for row in anomalies.orderBy("kind", "topic", "kx").limit(MAX_EXAMPLES).collect():
-        topic, kx = row["topic"], row["kx"]
-        committed = key_records(frames.app_output, topic, kx, ("partition", "offset"),
-                                ("partition", "offset"), ignore)
-        expected = key_records(frames.reference, topic, kx, ("seq",), ("seq", "input_index"),
-                               ignore)
-        example: dict[str, Any] = {"kind": row["kind"], "topic": topic, "key": key_text(kx),
-                                   "lost": int(row["lost"]), "extra": int(row["extra"]),
-                                   **around_first_difference(committed, expected)}
-        if row["kind"] == "below":
-            example["committed_max"] = row["committed_max"]
-            example["expected_last"] = row["expected_last"]
-        examples.append(example)
+
+    def fields(row: Row, _committed: object, _expected: object) -> dict[str, object]:
+        below = ({"committed_max": row["committed_max"], "expected_last": row["expected_last"]}
+                 if row["kind"] == "below" else {})
+        return {"lost": int(row["lost"]), "extra": int(row["extra"]), **below}
+
+    examples = key_examples(anomalies, frames.app_output, frames.reference, ignore, fields)
     count = details["lost_records"] + sum(int(r["keys"]) for r in tally if r["kind"] != "lost")
-    return CheckResult(valid=False, count=count, examples=tuple(examples), details=details,
+    return CheckResult(valid=False, count=count, examples=examples, details=details,
                        note=note)

@@ -26,13 +26,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checker.frames import Frames
-from checker.model import MAX_EXAMPLES, CheckResult
+from checker.model import CheckResult
 from checker.oracle.compare import (
     NULL,
-    around_first_difference,
     cluster_side,
-    key_records,
-    key_text,
+    compared,
+    key_examples,
     keyed,
     reference_side,
 )
@@ -80,25 +79,14 @@ def judge_cached(frames: Frames, settings: OracleSettings) -> CheckResult:
                        "between flushes"],
         "keys": {r["kind"]: int(r["keys"]) for r in tally},
         "extra_records": int(sum(r["extra"] for r in tally)),
-        "compared_records": cluster.count(),
-        "sinks": list(settings.sinks),
+        **compared(cluster, settings.sinks, ignore),
     }
-    if ignore:
-        details["ignored_json_fields"] = list(ignore)
     if not tally:
         return CheckResult(valid=True, details=details)
-    examples = []
-    for row in anomalies.orderBy("kind", "topic", "kx").limit(MAX_EXAMPLES).collect():
-        topic, kx = row["topic"], row["kx"]
-        committed = key_records(frames.app_output, topic, kx, ("partition", "offset"),
-                                ("partition", "offset"), ignore)
-        expected = key_records(frames.reference, topic, kx, ("seq",), ("seq", "input_index"),
-                               ignore)
-        examples.append({
-            "kind": row["kind"], "topic": topic, "key": key_text(kx), "extra": int(row["extra"]),
-            "committed_last": committed[-1]["value"] if committed else None,
-            "expected_last": expected[-1]["value"] if expected else None,
-            **around_first_difference(committed, expected),
-        })
+    examples = key_examples(anomalies, frames.app_output, frames.reference, ignore,
+                            lambda row, committed, expected: {
+                                "extra": int(row["extra"]),
+                                "committed_last": committed[-1]["value"] if committed else None,
+                                "expected_last": expected[-1]["value"] if expected else None})
     return CheckResult(valid=False, count=sum(int(r["keys"]) for r in tally),
-                       examples=tuple(examples), details=details)
+                       examples=examples, details=details)

@@ -18,11 +18,13 @@ topology takes from outside the input: a partition, an offset, a global table's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
+
+from checker.model import MAX_EXAMPLES
 
 NULL = "null"  # hex() gives [0-9A-F]: no key or value hexes to this
 KINDS = ("lost", "duplicate", "changed", "reordered")
@@ -127,6 +129,44 @@ def key_records(frame: DataFrame, topic: str, kx: str, order: Sequence[str],
             .select(*extra, F.col("value").cast("string").alias("value"),
                     comparable_value(ignore_json_fields).alias("cmp")).collect())
     return [row.asDict() for row in rows]
+
+
+def key_sides(app_output: DataFrame, reference: DataFrame, topic: str, kx: str,
+              ignore_json_fields: Sequence[str] = ()
+              ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """A key's committed records (with partition and offset) and the reference's (with seq
+    and input_index), each in its order: an example's two sides."""
+    committed = key_records(app_output, topic, kx, ("partition", "offset"),
+                            ("partition", "offset"), ignore_json_fields)
+    expected = key_records(reference, topic, kx, ("seq",), ("seq", "input_index"),
+                           ignore_json_fields)
+    return committed, expected
+
+
+def compared(cluster: DataFrame, sinks: Sequence[str], ignore_json_fields: Sequence[str]
+             ) -> dict[str, object]:
+    """What every comparison's details say of what it compared."""
+    said: dict[str, object] = {"compared_records": cluster.count(), "sinks": list(sinks)}
+    if ignore_json_fields:
+        said["ignored_json_fields"] = list(ignore_json_fields)
+    return said
+
+
+def key_examples(anomalies: DataFrame, app_output: DataFrame, reference: DataFrame,
+                 ignore_json_fields: Sequence[str],
+                 fields: Callable[[Row, list[dict[str, object]], list[dict[str, object]]],
+                                  dict[str, object]]) -> tuple[dict[str, object], ...]:
+    """The first MAX_EXAMPLES anomalous keys (rows with `topic, kx, kind`) as examples: the
+    kind and key, the `fields` a comparison adds from the row and the two sides, and both
+    sides from a little before where they first differ."""
+    examples = []
+    for row in anomalies.orderBy("kind", "topic", "kx").limit(MAX_EXAMPLES).collect():
+        committed, expected = key_sides(app_output, reference, row["topic"], row["kx"],
+                                        ignore_json_fields)
+        examples.append({"kind": row["kind"], "topic": row["topic"], "key": key_text(row["kx"]),
+                         **fields(row, committed, expected),
+                         **around_first_difference(committed, expected)})
+    return tuple(examples)
 
 
 def around_first_difference(committed: list[dict[str, object]],
