@@ -97,7 +97,7 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
         return not_applicable(order_dependence_reason(ran, keys))
     if not meta.exactly_once:
         return judge_at_least_once(frames, settings)
-    if settings.record_cache_bytes and settings.stores:
+    if settings.record_cache_bytes and settings.keeps_state:
         return judge_cached(frames, settings)
     cluster = cluster_side(frames.app_output, settings.sinks)
     anomalies = anomalous_keys(Sides(cluster, reference_side(frames.reference)), ignore)

@@ -76,11 +76,12 @@ def judgments(settings: OracleSettings) -> Judgments:
     """What the topology and the input spec's word allow under at-least-once (a topology
     with a stream-time punctuator is not judged at all: checker/checks/oracle.py)."""
     sinks = settings.sinks
-    if not settings.stores:
+    if not settings.keeps_state:
         return Judgments(sinks, (), {}, (SEQUENCE_NOT_JUDGED,))
     grows = {t: f for t, f in settings.grows.items() if t in sinks}
     every_key = tuple(t for t in sinks if t in grows or t in settings.every_key)
-    state = f"the topology keeps state ({', '.join(settings.stores)})"
+    state = (f"the topology keeps state ({', '.join(settings.stores)})" if settings.stores
+             else "the topology's state stores were not described")
     silent = [t for t in sinks if t not in every_key]
     not_judged = [SEQUENCE_NOT_JUDGED]
     if silent:

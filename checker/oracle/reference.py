@@ -61,14 +61,20 @@ class OracleSettings:
     entry: tuple[str, ...] = ()
     jvm_options: tuple[str, ...] = ()
     # For the at-least-once judgments (checker/oracle/alos.py): the topology's state stores,
-    # global ones included (none: a stateless topology), and what the input spec says its
-    # output topics promise (compare.grows: topic -> number format; compare.every_key).
-    stores: tuple[str, ...] = ()
+    # global ones included (empty: a stateless topology; None: not described, as the ledger
+    # app's and a run folder's from before), and what the input spec says its output topics
+    # promise (compare.grows: topic -> number format; compare.every_key).
+    stores: tuple[str, ...] | None = None
     grows: Mapping[str, str] = field(default_factory=dict)
     every_key: tuple[str, ...] = ()
     # The record cache's size the pods ran with (0: off, every update out; an older run
     # folder has none and ran with it off): checker/oracle/cached.py.
     record_cache_bytes: int = 0
+
+    @property
+    def keeps_state(self) -> bool:
+        """Whether the topology may keep state (a store, or stores not described)."""
+        return self.stores is None or bool(self.stores)
 
     @staticmethod
     def from_meta(raw: Mapping[str, Any]) -> OracleSettings | None:
@@ -84,7 +90,8 @@ class OracleSettings:
             config=tuple(str(c) for c in doc.get("config") or ()),
             entry=tuple(str(a) for a in doc.get("entry") or ()),
             jvm_options=tuple(str(o) for o in doc.get("jvm_options") or ()),
-            stores=tuple(str(o) for o in doc.get("stores") or ()),
+            stores=(None if doc.get("stores") is None
+                    else tuple(str(o) for o in doc.get("stores") or ())),
             grows={str(k): str(v) for k, v in (doc.get("grows") or {}).items()},
             every_key=tuple(str(t) for t in doc.get("every_key") or ()),
             record_cache_bytes=int(doc.get("record_cache_bytes") or 0),
@@ -95,7 +102,8 @@ class OracleSettings:
                 "sinks": list(self.sinks), "ignore_json_fields": list(self.ignore_json_fields),
                 "not_applicable": self.not_applicable, "config": list(self.config),
                 "entry": list(self.entry), "jvm_options": list(self.jvm_options),
-                "stores": list(self.stores), "grows": dict(self.grows),
+                "stores": None if self.stores is None else list(self.stores),
+                "grows": dict(self.grows),
                 "every_key": list(self.every_key),
                 "record_cache_bytes": self.record_cache_bytes}
 

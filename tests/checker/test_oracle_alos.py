@@ -20,7 +20,7 @@ from checker.oracle.reference import OracleSettings
 
 pytestmark = pytest.mark.spark
 ALOS = "at_least_once"
-STATELESS = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,))
+STATELESS = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,), stores=())
 
 
 def stateful(**promises: Any) -> OracleSettings:

@@ -55,7 +55,7 @@ def test_what_a_cached_app_promises_is_judged(spark: SparkSession, committed: li
 
 
 def test_a_topology_with_no_store_is_compared_update_by_update(spark: SparkSession) -> None:
-    stateless = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,),
+    stateless = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,), stores=(),
                                record_cache_bytes=10485760)
     result = judge(spark, [("a", 2), ("b", 2), ("a", 4)], stateless)
     assert result["valid"] is False and result["details"]["keys"] == {"lost": 2}, result
