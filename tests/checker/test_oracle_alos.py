@@ -96,6 +96,13 @@ def test_every_key_judges_the_keys_only(spark: SparkSession) -> None:
     assert missing["valid"] is False and missing["details"]["keys"] == {"missing": 1}, missing
 
 
+def test_a_key_the_reference_deletes_may_never_be_committed(spark: SparkSession) -> None:
+    """Made and deleted between two flushes of the record cache, it is never sent."""
+    reference = [*keyed("a", [1]), ("a", None), *keyed("b", [1])]
+    result = judge(spark, keyed("b", [1]), reference, stateful(every_key=(TOPIC,)))
+    assert result["valid"] is True, result
+
+
 def test_values_that_are_not_the_promised_numbers_are_unknown(spark: SparkSession) -> None:
     result = judge(spark, [("a", "one")], [("a", 1)], stateful(grows={TOPIC: "text"}))
     assert result["valid"] == "unknown" and "'one'" in result["error"], result

@@ -24,10 +24,10 @@ CACHED = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,), stores=
 REFERENCE = [("a", 1), ("a", 2), ("a", 3), ("a", 4), ("b", 1), ("b", 2)]
 
 
-def judge(spark: SparkSession, committed: list[tuple],
-          oracle: OracleSettings = CACHED) -> dict[str, Any]:
+def judge(spark: SparkSession, committed: list[tuple], oracle: OracleSettings = CACHED,
+          reference: list[tuple] = REFERENCE) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kchaos-cached-") as tmp:
-        doc = check_history(write_history(Path(tmp), committed, REFERENCE, oracle=oracle),
+        doc = check_history(write_history(Path(tmp), committed, reference, oracle=oracle),
                             spark=spark)
         result: dict[str, Any] = doc["checks"]["oracle"]
         return result
@@ -52,6 +52,13 @@ def test_what_a_cached_app_promises_is_judged(spark: SparkSession, committed: li
     assert result["valid"] is False and result["details"]["keys"] == kinds, result
     [example] = result["examples"]
     assert example["expected_last"] in ("4", "2")
+
+
+def test_a_key_made_and_deleted_between_flushes_may_never_be_sent(
+        spark: SparkSession) -> None:
+    merged = [*REFERENCE, ("s", 1), ("s", None)]  # a session merged into a longer one
+    result = judge(spark, [("a", 4), ("b", 2)], reference=merged)
+    assert result["valid"] is True, result
 
 
 def test_a_topology_with_no_store_is_compared_update_by_update(spark: SparkSession) -> None:

@@ -121,6 +121,11 @@ def test_ignored_json_fields_do_not_count(spark: SparkSession) -> None:
 
 # -- the check, on a history folder ------------------------------------------------------
 
+def value(v: object) -> bytes | None:
+    """A record's value as stored: None is a tombstone."""
+    return None if v is None else str(v).encode()
+
+
 def write_history(root: Path, committed: list[tuple], reference: list[tuple],
                   alt: list[tuple] | None = None, guarantee: str = "exactly_once_v2",
                   drained: bool = True, ran: dict[str, Any] | None = None,
@@ -128,11 +133,11 @@ def write_history(root: Path, committed: list[tuple], reference: list[tuple],
     hist = root / "history"
     hist.mkdir()
     out_rows = [{"topic": TOPIC, "partition": 0, "offset": i, "timestamp_ms": i,
-                 "key": k.encode(), "value": str(v).encode()} for i, (k, v) in enumerate(committed)]
+                 "key": k.encode(), "value": value(v)} for i, (k, v) in enumerate(committed)]
     pq.write_table(pa.Table.from_pylist(out_rows, TOPIC_RECORDS), hist / "app_output.parquet")
     for name, records in (("reference", reference), ("reference_alt", alt or reference)):
         rows = [{"topic": TOPIC, "seq": i, "input_index": i, "timestamp_ms": i,
-                 "key": k.encode(), "value": str(v).encode()} for i, (k, v) in enumerate(records)]
+                 "key": k.encode(), "value": value(v)} for i, (k, v) in enumerate(records)]
         pq.write_table(pa.Table.from_pylist(rows, REFERENCE), hist / f"{name}.parquet")
     (hist / SUMMARY_FILE).write_text(json.dumps({"reference": {"records_in": 1, **(ran or {})}}))
     settings_ = oracle or OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,))
