@@ -107,6 +107,10 @@ def results_document(
     if chief is not None and chief.not_applicable is not None:
         # A verdict the run's own check did not take part in: said beside it, never hidden.
         doc["not_judged"] = {"check": principal, "reason": chief.not_applicable}
+    elif chief is not None and chief.details.get("not_judged"):
+        # Judged in part (an app's oracle under at-least-once): what was and what was not.
+        doc["partly_judged"] = {"check": principal, "judged": chief.details.get("judged"),
+                                "not_judged": chief.details["not_judged"]}
     return doc
 
 

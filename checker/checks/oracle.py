@@ -2,13 +2,19 @@
 TopologyTestDriver, fed the committed input) produced for it -- exactly-once judged without
 knowing what the app does (checker/oracle/compare.py says how keys are compared).
 
+Under at-least-once only what holds of every correct execution is judged
+(checker/oracle/alos.py: every reference record of a stateless topology, the keys and the
+growth the input spec promises), the rest said not judged. With the record cache on, a
+stateful topology's keys are judged by their last value and the values they may take
+(checker/oracle/cached.py).
+
 Not applicable, with the reason: a run without a reference (a ledger run without
-`--oracle`), an at-least-once run (it allows duplicates and the state they change), a
-topology the harness could not describe fully (dynamic or pattern topics), one with a
-stream-time punctuator (the cluster punctuates after batches of its own size), and one
-whose reference output depends on more than each task's order (the two reference orders
-differ: state shared across tasks, wall-clock time, equal timestamps, or, where the
-topology re-keys and one driver runs it, the order across partitions). Unknown: the
+`--oracle`), an at-least-once run of a stateful topology whose input spec promises nothing
+of its output, a topology the harness could not describe fully (dynamic or pattern
+topics), one with a stream-time punctuator (the cluster punctuates after batches of its
+own size), and one whose reference output depends on more than each task's order (the two
+reference orders differ: state shared across tasks, wall-clock time, equal timestamps, or,
+where the topology re-keys and one driver runs it, the order across partitions). Unknown: the
 reference could not run, or the run stopped before the group had processed its input
 (output still to come is not lost).
 """
@@ -22,20 +28,20 @@ from pyspark.sql import functions as F
 
 from checker.frames import Frames
 from checker.meta import Meta
-from checker.model import MAX_EXAMPLES, CheckResult, not_applicable, unknown
+from checker.model import CheckResult, not_applicable, unknown
+from checker.oracle.alos import judge_at_least_once
+from checker.oracle.cached import judge_cached
 from checker.oracle.compare import (
     Sides,
     anomalous_keys,
-    around_first_difference,
     cluster_side,
-    key_records,
+    compared,
+    key_examples,
     key_text,
     reference_side,
 )
 from checker.oracle.reference import OracleSettings
 
-AT_LEAST_ONCE_REASON = ("at_least_once allows duplicates and the state they change; the "
-                        "oracle judges exactly-once runs")
 SHOWN_KEYS = 5  # keys named in an order-dependence reason
 
 
@@ -72,8 +78,6 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
                               "--sut app)")
     if settings.not_applicable:
         return not_applicable(settings.not_applicable)
-    if not meta.exactly_once:
-        return not_applicable(AT_LEAST_ONCE_REASON)
     if meta.drained is False:
         return unknown("the group did not process all its input before the run stopped "
                        "(see unavailable): output still to come cannot be judged missing")
@@ -91,6 +95,10 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
     if order_dependent:
         keys = ", ".join(f"{r['topic']}/{key_text(r['kx'])}" for r in order_dependent)
         return not_applicable(order_dependence_reason(ran, keys))
+    if not meta.exactly_once:
+        return judge_at_least_once(frames, settings)
+    if settings.record_cache_bytes and settings.keeps_state:
+        return judge_cached(frames, settings)
     cluster = cluster_side(frames.app_output, settings.sinks)
     anomalies = anomalous_keys(Sides(cluster, reference_side(frames.reference)), ignore)
     tally = anomalies.groupBy("kind").agg(
@@ -101,25 +109,13 @@ def oracle(spark: SparkSession, frames: Frames, meta: Meta) -> CheckResult:
         "keys": {k: int(r["keys"]) for k, r in by_kind.items()},
         "lost_records": int(sum(r["lost"] for r in tally)),
         "extra_records": int(sum(r["extra"] for r in tally)),
-        "compared_records": cluster.count(),
-        "sinks": list(settings.sinks),
+        **compared(cluster, settings.sinks, ignore),
     }
-    if ignore:
-        details["ignored_json_fields"] = list(ignore)
     if not tally:
         return CheckResult(valid=True, details=details)
-    examples = []
-    for row in anomalies.orderBy("kind", "topic", "kx").limit(MAX_EXAMPLES).collect():
-        topic, kx = row["topic"], row["kx"]
-        committed = key_records(frames.app_output, topic, kx, ("partition", "offset"),
-                                ("partition", "offset"), ignore)
-        expected = key_records(frames.reference, topic, kx, ("seq",), ("seq", "input_index"),
-                               ignore)
-        examples.append({
-            "kind": row["kind"], "topic": topic, "key": key_text(kx),
-            "lost": int(row["lost"]), "extra": int(row["extra"]),
-            **around_first_difference(committed, expected),
-        })
+    examples = key_examples(anomalies, frames.app_output, frames.reference, ignore,
+                            lambda row, _c, _e: {"lost": int(row["lost"]),
+                                                 "extra": int(row["extra"])})
     count = details["lost_records"] + details["extra_records"] + details["keys"].get(
         "reordered", 0)
-    return CheckResult(valid=False, count=count, examples=tuple(examples), details=details)
+    return CheckResult(valid=False, count=count, examples=examples, details=details)

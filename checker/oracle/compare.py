@@ -18,11 +18,13 @@ topology takes from outside the input: a partition, an offset, a global table's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
+
+from checker.model import MAX_EXAMPLES
 
 NULL = "null"  # hex() gives [0-9A-F]: no key or value hexes to this
 KINDS = ("lost", "duplicate", "changed", "reordered")
@@ -53,7 +55,8 @@ def comparable_value(ignore_json_fields: Sequence[str]) -> Column:
     return F.coalesce(normalized, F.hex("value"), F.lit(NULL))
 
 
-def _keyed(frame: DataFrame, ignore_json_fields: Sequence[str]) -> DataFrame:
+def keyed(frame: DataFrame, ignore_json_fields: Sequence[str] = ()) -> DataFrame:
+    """`topic, kx, vx, pos`: a side's keys and values in their comparable forms."""
     return frame.select(
         "topic",
         F.coalesce(F.hex("key"), F.lit(NULL)).alias("kx"),
@@ -62,12 +65,10 @@ def _keyed(frame: DataFrame, ignore_json_fields: Sequence[str]) -> DataFrame:
     )
 
 
-def anomalous_keys(sides: Sides, ignore_json_fields: Sequence[str] = ()) -> DataFrame:
-    """One row per (topic, key) whose sequences differ: `kx` (the key's hex or "null"),
-    `kind`, `lost` and `extra` (record counts)."""
-    actual = _keyed(sides.actual, ignore_json_fields)
-    expected = _keyed(sides.expected, ignore_json_fields)
-    counts = (
+def value_counts(actual: DataFrame, expected: DataFrame) -> DataFrame:
+    """Per (topic, key) of either keyed side, the multiset difference of its values: `lost`
+    (records of the expected side the actual lacks) and `extra` (the other way)."""
+    return (
         actual.groupBy("topic", "kx", "vx").agg(F.count("*").alias("a"))
         .join(expected.groupBy("topic", "kx", "vx").agg(F.count("*").alias("e")),
               ["topic", "kx", "vx"], "full")
@@ -78,6 +79,14 @@ def anomalous_keys(sides: Sides, ignore_json_fields: Sequence[str] = ()) -> Data
                            F.lit(0)).alias("extra"))
         .groupBy("topic", "kx").agg(F.sum("lost").alias("lost"), F.sum("extra").alias("extra"))
     )
+
+
+def anomalous_keys(sides: Sides, ignore_json_fields: Sequence[str] = ()) -> DataFrame:
+    """One row per (topic, key) whose sequences differ: `kx` (the key's hex or "null"),
+    `kind`, `lost` and `extra` (record counts)."""
+    actual = keyed(sides.actual, ignore_json_fields)
+    expected = keyed(sides.expected, ignore_json_fields)
+    counts = value_counts(actual, expected)
 
     def sequence(frame: DataFrame, name: str) -> DataFrame:
         ordered = F.array_sort(F.collect_list(F.struct("pos", "vx")))
@@ -120,6 +129,44 @@ def key_records(frame: DataFrame, topic: str, kx: str, order: Sequence[str],
             .select(*extra, F.col("value").cast("string").alias("value"),
                     comparable_value(ignore_json_fields).alias("cmp")).collect())
     return [row.asDict() for row in rows]
+
+
+def key_sides(app_output: DataFrame, reference: DataFrame, topic: str, kx: str,
+              ignore_json_fields: Sequence[str] = ()
+              ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """A key's committed records (with partition and offset) and the reference's (with seq
+    and input_index), each in its order: an example's two sides."""
+    committed = key_records(app_output, topic, kx, ("partition", "offset"),
+                            ("partition", "offset"), ignore_json_fields)
+    expected = key_records(reference, topic, kx, ("seq",), ("seq", "input_index"),
+                           ignore_json_fields)
+    return committed, expected
+
+
+def compared(cluster: DataFrame, sinks: Sequence[str], ignore_json_fields: Sequence[str]
+             ) -> dict[str, object]:
+    """What every comparison's details say of what it compared."""
+    said: dict[str, object] = {"compared_records": cluster.count(), "sinks": list(sinks)}
+    if ignore_json_fields:
+        said["ignored_json_fields"] = list(ignore_json_fields)
+    return said
+
+
+def key_examples(anomalies: DataFrame, app_output: DataFrame, reference: DataFrame,
+                 ignore_json_fields: Sequence[str],
+                 fields: Callable[[Row, list[dict[str, object]], list[dict[str, object]]],
+                                  dict[str, object]]) -> tuple[dict[str, object], ...]:
+    """The first MAX_EXAMPLES anomalous keys (rows with `topic, kx, kind`) as examples: the
+    kind and key, the `fields` a comparison adds from the row and the two sides, and both
+    sides from a little before where they first differ."""
+    examples = []
+    for row in anomalies.orderBy("kind", "topic", "kx").limit(MAX_EXAMPLES).collect():
+        committed, expected = key_sides(app_output, reference, row["topic"], row["kx"],
+                                        ignore_json_fields)
+        examples.append({"kind": row["kind"], "topic": row["topic"], "key": key_text(row["kx"]),
+                         **fields(row, committed, expected),
+                         **around_first_difference(committed, expected)})
+    return tuple(examples)
 
 
 def around_first_difference(committed: list[dict[str, object]],

@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -60,6 +60,21 @@ class OracleSettings:
     # app_class`) and the JVM's options it needs (a main: the launcher's Java agent).
     entry: tuple[str, ...] = ()
     jvm_options: tuple[str, ...] = ()
+    # For the at-least-once judgments (checker/oracle/alos.py): the topology's state stores,
+    # global ones included (empty: a stateless topology; None: not described, as the ledger
+    # app's and a run folder's from before), and what the input spec says its output topics
+    # promise (compare.grows: topic -> number format; compare.every_key).
+    stores: tuple[str, ...] | None = None
+    grows: Mapping[str, str] = field(default_factory=dict)
+    every_key: tuple[str, ...] = ()
+    # The record cache's size the pods ran with (0: off, every update out; an older run
+    # folder has none and ran with it off): checker/oracle/cached.py.
+    record_cache_bytes: int = 0
+
+    @property
+    def keeps_state(self) -> bool:
+        """Whether the topology may keep state (a store, or stores not described)."""
+        return self.stores is None or bool(self.stores)
 
     @staticmethod
     def from_meta(raw: Mapping[str, Any]) -> OracleSettings | None:
@@ -75,13 +90,22 @@ class OracleSettings:
             config=tuple(str(c) for c in doc.get("config") or ()),
             entry=tuple(str(a) for a in doc.get("entry") or ()),
             jvm_options=tuple(str(o) for o in doc.get("jvm_options") or ()),
+            stores=(None if doc.get("stores") is None
+                    else tuple(str(o) for o in doc.get("stores") or ())),
+            grows={str(k): str(v) for k, v in (doc.get("grows") or {}).items()},
+            every_key=tuple(str(t) for t in doc.get("every_key") or ()),
+            record_cache_bytes=int(doc.get("record_cache_bytes") or 0),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {"classpath": list(self.classpath), "app_class": self.app_class,
                 "sinks": list(self.sinks), "ignore_json_fields": list(self.ignore_json_fields),
                 "not_applicable": self.not_applicable, "config": list(self.config),
-                "entry": list(self.entry), "jvm_options": list(self.jvm_options)}
+                "entry": list(self.entry), "jvm_options": list(self.jvm_options),
+                "stores": None if self.stores is None else list(self.stores),
+                "grows": dict(self.grows),
+                "every_key": list(self.every_key),
+                "record_cache_bytes": self.record_cache_bytes}
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,25 @@ class TopicSpec:
     weight: float = 1.0  # its share of the run's rate among the topics sent together
 
 
+# How a growing output topic writes its numbers (compare.grows): as decimal text, or as
+# Kafka's Serdes.Long / Serdes.Integer (big-endian two's complement).
+NUMBER_FORMATS = ("text", "long", "integer")
+
+
 @dataclass(frozen=True)
 class Compare:
     ignore_json_fields: tuple[str, ...] = ()
+    # What an output topic promises beyond its sequence, for the at-least-once judgments
+    # (docs/your-app.md): topic -> number format, for a value per key that only grows with
+    # each record processed (a count, a sum of non-negative numbers) ...
+    grows: Mapping[str, str] = field(default_factory=dict)
+    # ... and topics where every record processed emits on the key the reference gives it.
+    every_key: tuple[str, ...] = ()
+
+    @property
+    def declared(self) -> tuple[str, ...]:
+        """The output topics these name."""
+        return tuple(dict.fromkeys([*self.grows, *self.every_key]))
 
 
 @dataclass(frozen=True)
@@ -140,6 +156,25 @@ def _topic(path: Path, i: int, doc: Any) -> TopicSpec:
     return topic
 
 
+def _names(path: Path, where: str, doc: Any) -> tuple[str, ...]:
+    if not isinstance(doc, list) or not all(isinstance(f, str) for f in doc):
+        raise _refuse(path, where, "a list of names")
+    return tuple(doc)
+
+
+def _compare(path: Path, doc: Any) -> Compare:
+    doc = _strict(path, "compare", doc, ("ignore_json_fields", "grows", "every_key"))
+    grows = _strict(path, "compare.grows", doc.get("grows") or {},
+                    tuple(str(k) for k in (doc.get("grows") or {})))
+    for topic, number in grows.items():
+        if number not in NUMBER_FORMATS:
+            raise _refuse(path, f"compare.grows.{topic}",
+                          f"how its numbers are written: one of {', '.join(NUMBER_FORMATS)}")
+    return Compare(_names(path, "compare.ignore_json_fields", doc.get("ignore_json_fields") or []),
+                   {str(k): str(v) for k, v in grows.items()},
+                   _names(path, "compare.every_key", doc.get("every_key") or []))
+
+
 def read_spec(path: Path) -> InputSpec:
     """The spec at `path`, checked; UsageError naming the first problem."""
     try:
@@ -165,10 +200,7 @@ def read_spec(path: Path) -> InputSpec:
     names = [t.name for t in topics]
     if len(set(names)) != len(names):
         raise _refuse(path, "topics", "a topic is named twice")
-    compare = _strict(path, "compare", doc.get("compare") or {}, ("ignore_json_fields",))
-    ignored = compare.get("ignore_json_fields") or []
-    if not isinstance(ignored, list) or not all(isinstance(f, str) for f in ignored):
-        raise _refuse(path, "compare.ignore_json_fields", "a list of field names")
+    compare = _compare(path, doc.get("compare") or {})
     config = doc.get("config") or {}
     if not isinstance(config, Mapping):
         raise _refuse(path, "config", "a mapping of Kafka Streams / app settings")
@@ -177,7 +209,7 @@ def read_spec(path: Path) -> InputSpec:
         app_main=entry.get("app_main"), app_args=entry.get("app_args"),
         output_partitions=(None if doc.get("output_partitions") is None else
                            _typed(path, "output_partitions", doc["output_partitions"], int, 1)),
-        compare=Compare(tuple(ignored)),
+        compare=compare,
         config=tuple(f"{k}={v}" for k, v in config.items()),
     )
 

@@ -1,7 +1,8 @@
 """What the report of an app run (`--sut app`) says of the app rather than of the ledger:
 the app and where it was entered, the Kafka Streams release it ran on, its guarantee and
-whose choice that was, its serdes and topics, the dependencies the launcher provided in
-its place; and the run settings without the ledger's own (accounts, duplicates, bugs).
+its record cache and whose choice each was, its serdes and topics, the dependencies the
+launcher provided in its place; and the run settings without the ledger's own (accounts,
+duplicates, bugs).
 Read from history/meta.json's `app` (harness/sut/app.py, UserApp.summary) and run.json.
 """
 
@@ -38,6 +39,16 @@ def _entry(doc: Mapping[str, Any]) -> str:
     return str(doc.get("app_class") or "?")
 
 
+def _cache(app: Mapping[str, Any]) -> str:
+    """The record cache the pods ran with (a run from before kchaos left it to the app ran
+    with it off)."""
+    size = app.get("record_cache_bytes")
+    if size is None:
+        return "off (0 bytes, the run's)"
+    state = f"{int(size)} bytes" if size else "off (0 bytes)"
+    return f"{state} ({app.get('record_cache_chosen_by') or '?'})"
+
+
 def app_facts(run_dir: Path, run: Mapping[str, Any]) -> AppFacts | None:
     """None for a run that is not an app's (or whose meta.json has no app part)."""
     config = run.get("config")
@@ -62,6 +73,7 @@ def app_facts(run_dir: Path, run: Mapping[str, Any]) -> AppFacts | None:
         ("entered by", _entry(entry)),
         ("Kafka Streams", release),
         ("guarantee", f"{guarantee} ({chosen_by})"),
+        ("record cache", _cache(app)),
         ("input topics", ", ".join(map(str, app.get("sources") or ())) or "-"),
         ("output topics", ", ".join(map(str, app.get("sinks") or ())) or "-"),
         *((f"app's {key}", str(settings[key])) for key in SHOWN_SETTINGS if key in settings),

@@ -141,6 +141,7 @@ def _context(files: RunFiles, errors: dict[str, str]) -> dict[str, Any]:
         "timing_rows": flat_rows(run.get("timings")),
         "checks": checks,
         "not_judged": dig(files.results, "not_judged"),
+        "partly_judged": dig(files.results, "partly_judged"),
         "results_missing": _problem(files, RESULTS_FILE),
         "timeline": timeline_html if tl else "",
         "timeline_note": timeline_html or "the timeline could not be built",

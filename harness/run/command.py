@@ -101,8 +101,14 @@ def _print_verdict(outcome: RunOutcome) -> None:
 
 def not_judged(results: dict[str, Any]) -> str:
     """The verdict line's tail when the check that carries the run's meaning was not
-    applicable (an app's oracle): the verdict is the other checks' only."""
+    applicable (an app's oracle): the verdict is the other checks' only; or when it judged
+    only part of the output (an app under at-least-once)."""
     missing = results.get("not_judged")
+    partly = results.get("partly_judged")
+    if isinstance(partly, dict):
+        judged = "; ".join(str(j) for j in partly.get("judged") or ())
+        return (f"  [bold yellow]PARTLY JUDGED[/] by the {partly.get('check')}: "
+                f"{escape(judged)}; the rest not judged (see the report)")
     if not isinstance(missing, dict):
         return ""
     return (f"  [bold yellow]NOT JUDGED[/] by the {missing.get('check')}: "

@@ -151,6 +151,11 @@ class AppWorkload:
         if unread:
             raise UsageError(f"{self.spec.path}: the topology of {self.sut.app_class} does not "
                              f"read {unread[0]!r} (it reads {', '.join(sorted(read))})")
+        unwritten = [t for t in self.spec.compare.declared if t not in described.sinks]
+        if unwritten:
+            raise UsageError(f"{self.spec.path}: compare names {unwritten[0]!r}, which the "
+                             f"topology of {self.sut.app_class} does not write (it writes "
+                             f"{', '.join(described.sinks) or 'nothing'})")
         partitions = {t.name: t.partitions for t in self.spec.topics}
         wanted = {name: partitions.get(name, self.spec.sink_partitions) for name in self._inputs()}
         wanted.update({name: self.spec.sink_partitions for name in described.sinks})
@@ -185,6 +190,9 @@ class AppWorkload:
             not_applicable=self.sut.description.not_applicable,
             config=self.sut.streams_config,
             entry=tuple(self.sut.launcher_args()), jvm_options=tuple(self.sut.jvm_options()),
+            stores=(*self.sut.description.stores, *self.sut.description.global_stores),
+            grows=self.spec.compare.grows, every_key=self.spec.compare.every_key,
+            record_cache_bytes=self.sut.record_cache()[0],
         )
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures:

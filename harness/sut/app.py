@@ -41,6 +41,10 @@ LAUNCHER_CLASS = "dev.kchaos.kstreams.AppLauncher"
 # checkpoint through RUNNING, which every app run on it would show as stale-checkpoint.
 DEFAULT_VERSION = "4.2.2"
 GUARANTEE = "processing.guarantee"
+# The record cache's settings, the current one first (it wins where both are set), and its
+# size where an app sets neither (Kafka Streams' default, 10 MB).
+RECORD_CACHE = ("statestore.cache.max.bytes", "cache.max.bytes.buffering")
+KAFKA_STREAMS_CACHE_BYTES = 10 * 1024 * 1024
 # How long the app's main may take to build its KafkaStreams (describe, pods, reference).
 CAPTURE_TIMEOUT_S = 60.0
 REFUSED = refused_for({"worker-hook": kstreams.KAFKA_STREAMS_HAS_NO_HOOK,
@@ -58,6 +62,7 @@ class TopologyDescription:
     source_patterns: tuple[str, ...]
     stores: tuple[str, ...]
     internal: tuple[str, ...] = ()  # repartition topics, without the application id prefix
+    global_stores: tuple[str, ...] = ()
 
     @staticmethod
     def from_json(doc: Mapping[str, object]) -> TopologyDescription:
@@ -67,7 +72,7 @@ class TopologyDescription:
 
         return TopologyDescription(names("sources"), names("global_sources"), names("sinks"),
                                    bool(doc.get("dynamic_sinks")), names("source_patterns"),
-                                   names("stores"), names("internal"))
+                                   names("stores"), names("internal"), names("global_stores"))
 
     @property
     def not_applicable(self) -> str | None:
@@ -187,10 +192,29 @@ class UserApp:
             return self.app_config[GUARANTEE], "the app's"
         return self.run_guarantee, "the run's"
 
+    def record_cache(self) -> tuple[int, str]:
+        """The record cache's size in bytes the pods run with, and whose choice it is: the
+        run's --streams-config (or the spec's config), else the app's main, else Kafka
+        Streams' default. Never the run's own: an app runs with the cache it is deployed with
+        (the oracle compares what a cached app promises)."""
+        said = {k.strip(): v.strip() for k, _, v in (s.partition("=") for s in self.streams_config)}
+        for settings, whose in ((said, "the run's --streams-config"),
+                                (self.app_config, "the app's")):
+            for key in RECORD_CACHE:
+                if key in settings:
+                    try:
+                        return int(str(settings[key]).strip()), whose
+                    except ValueError:
+                        raise UsageError(f"{key}={settings[key]}: the record cache's size is a "
+                                         f"number of bytes") from None
+        return KAFKA_STREAMS_CACHE_BYTES, "Kafka Streams' default"
+
     def summary(self, guarantee_chosen_by: str) -> dict[str, object]:
         """What the run's meta.json (and so the report) says of the app."""
+        cache, cache_chosen_by = self.record_cache()
         return {"app": self.app, "entry": self.entry.to_json(), "kstreams_version": self.version,
                 "guarantee_chosen_by": guarantee_chosen_by, "app_config": self.app_config,
+                "record_cache_bytes": cache, "record_cache_chosen_by": cache_chosen_by,
                 "sources": list(self.description.sources), "sinks": list(self.description.sinks),
                 "dropped_dependencies": list(self.dropped),
                 "bundles_kafka_streams": list(self.bundled)}

@@ -45,6 +45,8 @@ def write(tmp_path: Path, text: str) -> Path:
     ("topics: [{name: t, records: nowhere.jsonl}]", "no file"),
     ("topics: []", "at least one input topic"),
     ("compare: {ignore: [a]}\ntopics: [{name: t, value: x}]", "unknown key 'ignore'"),
+    ("compare: {grows: {out: float}}\ntopics: [{name: t, value: x}]", "one of text, long"),
+    ("compare: {every_key: out}\ntopics: [{name: t, value: x}]", "a list of names"),
 ])
 def test_a_bad_spec_is_one_line_naming_the_file(tmp_path: Path, text: str, says: str) -> None:
     path = write(tmp_path, text)
@@ -87,3 +89,12 @@ def test_a_records_file_is_sent_in_order_with_objects_as_json(tmp_path: Path) ->
     spec = read_spec(write(tmp_path, "topics: [{name: t, records: r.jsonl}]"))
     got = [(r.key, r.value) for r in records(spec.topics[0], seed=1)]
     assert got == [("a", "one"), (None, '{"x":1}'), ("3", None)]
+
+
+def test_compare_says_what_output_topics_promise(tmp_path: Path) -> None:
+    spec = read_spec(write(tmp_path, """
+compare: {grows: {counts: long}, every_key: [joined, counts]}
+topics: [{name: t, value: x}]
+"""))
+    assert dict(spec.compare.grows) == {"counts": "long"}
+    assert spec.compare.declared == ("counts", "joined")

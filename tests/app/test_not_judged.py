@@ -50,3 +50,28 @@ def test_the_verdict_line_and_the_report_say_not_judged(
     page = render_report(run_dir).read_text()
     top = page[:page.index('id="configuration"')]
     assert 'id="not-judged"' in top and "Not judged by the" in top and "wall-clock" in top
+
+
+def test_a_run_judged_in_part_says_what_was_and_was_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under at-least-once the oracle judges what every correct execution keeps and says
+    the rest: results.json, the verdict line and the top of the report carry both."""
+    meta = Meta.from_json({"workload": "app", "guarantee": "at_least_once"})
+    judged = CheckResult(valid=True, details={
+        "judged": ["every key the reference produced committed (counts)"],
+        "not_judged": ["each key's sequence of values: replayed after a crash"]})
+    doc = results_document({"oracle": judged, "stale-checkpoint": CheckResult(valid=True),
+                            "unavailable": CheckResult(valid=True)}, {}, None,
+                           principal_check(meta))
+    assert "not_judged" not in doc
+    assert doc["partly_judged"]["judged"] == ["every key the reference produced committed "
+                                              "(counts)"]
+    run_dir = make_run(tmp_path, "20251009T020000-kill-s1", Spec(verdict="valid"))
+    (run_dir / "results.json").write_text(json.dumps(doc))
+    _print_verdict(RunOutcome(run_dir, True, 0))
+    line = next(li for li in capsys.readouterr().out.splitlines() if li.startswith("verdict"))
+    assert "PARTLY JUDGED by the oracle: every key the reference produced" in line, line
+    page = render_report(run_dir).read_text()
+    top = page[:page.index('id="configuration"')]
+    assert 'id="partly-judged"' in top and "replayed after a crash" in top

@@ -121,20 +121,26 @@ def test_ignored_json_fields_do_not_count(spark: SparkSession) -> None:
 
 # -- the check, on a history folder ------------------------------------------------------
 
+def value(v: object) -> bytes | None:
+    """A record's value as stored: None is a tombstone."""
+    return None if v is None else str(v).encode()
+
+
 def write_history(root: Path, committed: list[tuple], reference: list[tuple],
                   alt: list[tuple] | None = None, guarantee: str = "exactly_once_v2",
-                  drained: bool = True, ran: dict[str, Any] | None = None) -> Path:
+                  drained: bool = True, ran: dict[str, Any] | None = None,
+                  oracle: OracleSettings | None = None) -> Path:
     hist = root / "history"
     hist.mkdir()
     out_rows = [{"topic": TOPIC, "partition": 0, "offset": i, "timestamp_ms": i,
-                 "key": k.encode(), "value": str(v).encode()} for i, (k, v) in enumerate(committed)]
+                 "key": k.encode(), "value": value(v)} for i, (k, v) in enumerate(committed)]
     pq.write_table(pa.Table.from_pylist(out_rows, TOPIC_RECORDS), hist / "app_output.parquet")
     for name, records in (("reference", reference), ("reference_alt", alt or reference)):
         rows = [{"topic": TOPIC, "seq": i, "input_index": i, "timestamp_ms": i,
-                 "key": k.encode(), "value": str(v).encode()} for i, (k, v) in enumerate(records)]
+                 "key": k.encode(), "value": value(v)} for i, (k, v) in enumerate(records)]
         pq.write_table(pa.Table.from_pylist(rows, REFERENCE), hist / f"{name}.parquet")
     (hist / SUMMARY_FILE).write_text(json.dumps({"reference": {"records_in": 1, **(ran or {})}}))
-    settings_ = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,))
+    settings_ = oracle or OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,))
     meta = {"workload": "app", "guarantee": guarantee, "drained": drained,
             "oracle": settings_.to_json(), "collection": {}}
     (hist / META_FILE).write_text(json.dumps(meta))
@@ -194,9 +200,13 @@ def test_an_undrained_run_is_unknown_not_lost(spark: SparkSession) -> None:
     assert result["valid"] == "unknown" and "did not process all its input" in result["error"]
 
 
-def test_at_least_once_is_not_applicable(spark: SparkSession) -> None:
-    result = judge(spark, [("a", 1), ("a", 1)], [("a", 1)], guarantee="at_least_once")
+def test_at_least_once_of_a_stateful_topology_that_promises_nothing_is_not_applicable(
+        spark: SparkSession) -> None:
+    stateful = OracleSettings(classpath=(), app_class="x.App", sinks=(TOPIC,), stores=("s",))
+    result = judge(spark, [("a", 1), ("a", 1)], [("a", 1)], guarantee="at_least_once",
+                   oracle=stateful)
     assert result["valid"] is None and "at_least_once" in result["not_applicable"]
+    assert "keeps state (s)" in result["not_applicable"], result
 
 
 def test_an_example_shows_both_sides_from_just_before_the_first_difference() -> None:

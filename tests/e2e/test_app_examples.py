@@ -2,7 +2,9 @@
 oracle alone: the word count, the stream-table join, the windowed count and the windows
 without grace (a hopping count, a session count, a stream-stream join; judged against one
 reference driver per task) are valid, the app that keeps its counts in a HashMap is caught
-with the records that show its counts starting again.
+with the records that show its counts starting again. Under at-least-once the word count
+is valid by what it promises (its counts only grow) and the HashMap counter is still caught
+(stateless to its description: every count the reference made must be committed).
 
 Every run is the real thing: the examples built with Maven, Kafka Streams pods, a broker,
 the nemesis, the reference in TopologyTestDriver, Spark."""
@@ -25,13 +27,18 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
 CORRECT = {"wordcount": True, "stream-table-join": True, "in-memory-counter": False,
            "windowed-count": True,  # entered by its own main (--app-main)
            "hopping-count": True, "session-count": True, "payment-match": True}
+# (spec, --guarantee): every example under the run's default, two under at-least-once
+CASES = [*((spec, None) for spec in sorted(CORRECT)),
+         ("wordcount", "at_least_once"), ("in-memory-counter", "at_least_once")]
 
 
-def run_example(results: Path, spec: str, spark_url: str) -> tuple[int, Path]:
+def run_example(results: Path, spec: str, spark_url: str,
+                guarantee: str | None = None) -> tuple[int, Path]:
+    chosen = ["--guarantee", guarantee] if guarantee else []
     done = subprocess.run(
         [sys.executable, "-m", "harness", "--results-dir", str(results), "run", "--sut", "app",
          "--app", str(EXAMPLES), "--input", str(EXAMPLES / f"{spec}.yaml"), "--profile", "kill",
-         "--seed", "1", "--time-limit", "30", "--spark-master", spark_url],
+         "--seed", "1", "--time-limit", "30", "--spark-master", spark_url, *chosen],
         capture_output=True, text=True, timeout=1200,
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("run folder: ")]
@@ -47,19 +54,24 @@ def oracle_of(run_dir: Path) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(1500)
-@pytest.mark.parametrize("spec", sorted(CORRECT))
-def test_the_oracle_judges_each_example_under_kills(spec: str, tmp_path: Path,
-                                                    spark_url: str) -> None:
-    code, run_dir = run_example(tmp_path, spec, spark_url)
+@pytest.mark.parametrize(("spec", "guarantee"), CASES)
+def test_the_oracle_judges_each_example_under_kills(spec: str, guarantee: str | None,
+                                                    tmp_path: Path, spark_url: str) -> None:
+    code, run_dir = run_example(tmp_path, spec, spark_url, guarantee)
     kills = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()
              if '"nemesis"' in line and '"kill"' in line]
     assert kills, "the plan killed no pod"
     oracle = oracle_of(run_dir)
     assert oracle["valid"] is CORRECT[spec], oracle
     if CORRECT[spec]:
-        assert code == 0 and oracle["details"]["compared_records"] > 1000, oracle
+        # the record cache (Kafka Streams' default) collapses a stateful key's updates
+        assert code == 0 and oracle["details"]["compared_records"] > 100, oracle
         return
     assert code == 1
+    if guarantee == "at_least_once":  # the reference's later counts never committed
+        assert oracle["details"]["keys"].get("lost", 0) > 0, oracle["details"]
+        assert oracle["details"]["judged"], oracle["details"]
+        return
     assert oracle["details"]["keys"].get("changed", 0) > 0, oracle["details"]
     example = oracle["examples"][0]
     counts = [int(r["value"]) for r in example["committed"]]

@@ -25,7 +25,8 @@ import org.apache.kafka.streams.TopologyTestDriver;
  * either. Modes:
  * <ul>
  * <li>`pod ENTRY <pod flags>`: one pod (Pod, as LedgerApp's, or AppMainPod), plus TaskWatch
- *     for task-running/task-closed; the record cache is off (every update is emitted).
+ *     for task-running/task-closed; the record cache is the app's (Kafka Streams' default,
+ *     or what --streams-config says).
  *     Exit 0 after SIGTERM, 1 when the client goes to ERROR, 2 on bad flags or an app that
  *     cannot be loaded or started.
  * <li>`describe ENTRY [--config K=V ...]`: one JSON line, the topology's topics and stores
@@ -143,7 +144,12 @@ public final class AppLauncher {
                 config.put(topic[1], flags.get(topic[0], null));
             }
         }
-        config.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);  // forced: every update out
+        if (flags.streamsConfig.stream().noneMatch(s -> s.startsWith(
+                StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG + "="))) {
+            // Pod.config's 0 is the ledger app's: an app runs with Kafka Streams' default
+            // cache (or the deprecated setting), as deployed, unless the run says otherwise.
+            config.remove(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG);
+        }
         Topology topology = entry.fromMethod(config);
         try {
             return Pod.run(config, trace, topology, true);

@@ -27,13 +27,13 @@ import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 final class AppMainPod {
     private AppMainPod() {}
 
-    /** What the run decides whatever the app says: where it runs, who it is, its fleet, and
-     * the record cache off (every update out, as the oracle compares every update). */
+    /** What the run decides whatever the app says: where it runs, who it is, its fleet. The
+     * record cache is the app's (Kafka Streams' default where it sets none): the oracle
+     * compares what a cached app promises (checker/oracle/cached.py). */
     static final Set<String> RUN_OWNED = Set.of(
         StreamsConfig.APPLICATION_ID_CONFIG, StreamsConfig.BOOTSTRAP_SERVERS_CONFIG,
         StreamsConfig.STATE_DIR_CONFIG, StreamsConfig.NUM_STREAM_THREADS_CONFIG,
         StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, StreamsConfig.STATE_CLEANUP_DELAY_MS_CONFIG,
-        StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "cache.max.bytes.buffering",
         StreamsConfig.consumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG),
         StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG));
 
@@ -44,6 +44,7 @@ final class AppMainPod {
         // convention's (a topology method is given them).
         run.remove(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG);
         run.remove(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG);
+        run.remove(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG);  // the ledger's, not the app's
         Properties merged = new Properties();
         merged.putAll(run);
         for (Map.Entry<Object, Object> e : app.entrySet()) {  // Capture.properties: flat
@@ -51,7 +52,6 @@ final class AppMainPod {
                 merged.put(e.getKey(), e.getValue());
             }
         }
-        merged.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         // Knobs the run drew (passed only when drawn): the run's.
         if (flags.has("transaction-timeout-ms")) {
             String key = StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
