@@ -47,7 +47,8 @@ class DrainOutcome:
         stalled (its lag stopped falling, or nobody was left), still-draining (its lag
         still falling at the bound: whether it would have caught up is not known)."""
         if self.drained:
-            return "drained" if self.lag_at_budget is None else "slow"
+            # At 0 by its budget the group had caught up; only its pods were settling.
+            return "slow" if self.lag_at_budget else "drained"
         return "still-draining" if self.still_falling and not self.gave_up else "stalled"
 
     def to_meta(self) -> dict[str, Any]:

@@ -78,6 +78,7 @@ def outcome(**kw: object) -> DrainOutcome:
 def test_the_verdicts() -> None:
     assert outcome(drained=True, seconds=12.0).verdict == "drained"
     assert outcome(drained=True, lag_at_budget=300).verdict == "slow"
+    assert outcome(drained=True, lag_at_budget=0).verdict == "drained"  # only settling
     assert outcome(lag_at_budget=300, last_lag=290).verdict == "stalled"
     assert outcome(seconds=240.0, still_falling=True).verdict == "still-draining"
     assert outcome(gave_up=True, still_falling=True).verdict == "stalled"
