@@ -29,6 +29,22 @@ MEMBERSHIP_TIMEOUT_MS = 5_000
 HEARTBEAT_CAP_MS = 2_000
 
 
+def close_at_once(producer: KafkaProducer) -> None:
+    """Close a producer without waiting for what it still holds: Kafka Streams resets a
+    producer it could not abort with close(Duration.ZERO), its pending batches dropped.
+    kafka-python's close flushes first and raises when the flush times out (a producer
+    stuck bumping its epoch), leaving its sender running; so the sender is force-closed
+    (it fails the pending batches) before close, which then has nothing to wait for."""
+    sender = producer._sender  # type: ignore[attr-defined]
+    if sender is not None:
+        sender.force_close()
+        sender.join(5)
+    try:
+        producer.close(timeout=0)
+    except Errors.KafkaError as e:  # a batch the sender never got to fail: dropped all the same
+        log.info("producer closed with a batch pending: %s", e)
+
+
 def heartbeat_interval_ms(session_timeout_ms: int) -> int:
     """A fifth of the session, at least 500 ms, at most HEARTBEAT_CAP_MS."""
     return min(HEARTBEAT_CAP_MS, max(500, session_timeout_ms // 5))

@@ -329,7 +329,7 @@ class StreamThread(TaskExecutor, threading.Thread):
                 else:
                     renew_producer = True
         if renew_producer and self.cfg.eos and self._fatal is None:
-            self.producer.close(timeout=5)
+            clients.close_at_once(self.producer)
             self.producer = clients.new_producer(self.cfg, self.tname)
             self.collector = RecordCollector(self.producer)
         self._in_txn = False
