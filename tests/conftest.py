@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from checker.spark_server import SparkConnectServer
 from harness.kafka.cluster import KafkaCluster
 from harness.procs import ProcessRegistry
 
@@ -25,6 +26,7 @@ MARKER_OF_FIXTURE = {
     "kafka_cluster": "kafka",
     "kafka_bootstrap": "kafka",
     "spark": "spark",
+    "spark_url": "spark",
     "engine": "docker",
 }
 
@@ -68,3 +70,13 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaClu
 @pytest.fixture(scope="session")
 def kafka_bootstrap(kafka_cluster: KafkaCluster) -> str:
     return kafka_cluster.bootstrap
+
+
+@pytest.fixture(scope="session")
+def spark_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Spark Connect server checks every whole run of the session that asks for it (a
+    Spark start and a cold JIT saved per run); `kchaos repro`, and the tests of a run's own
+    Spark, still start their own, as a user's would."""
+    log = tmp_path_factory.mktemp("spark-connect") / "spark-connect.log"
+    with SparkConnectServer(log, "local[*]", driver_memory="2g") as server:
+        yield server.url

@@ -153,13 +153,13 @@ def test_the_brokers_hold_the_streams_groups_configs_and_say_why_they_refuse_one
 
 @whole_run
 def test_a_streams_protocol_run_is_valid_and_really_ran_streams_groups_with_standbys(
-    tmp_path: Path,
+    tmp_path: Path, spark_url: str
 ) -> None:
     """Kafka Streams 4.4.0 on 4.4.0 brokers, one standby, pods killed: valid; the broker
     held the run's standbys and session on the streams group, its members joined a streams
     group (the broker's log), and standbys were assigned (the pods traced standby updates,
     which the client-side num.standby.replicas alone no longer gives)."""
-    code, run_dir, doc = kstreams_run(tmp_path, *NEW, "--group-protocol", "streams",
+    code, run_dir, doc = kstreams_run(tmp_path, spark_url, *NEW, "--group-protocol", "streams",
                                       "--standbys", "1", "--profile", "kill", "--seed", "1",
                                       "--time-limit", "25")
     assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]

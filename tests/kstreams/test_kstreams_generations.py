@@ -198,8 +198,8 @@ def test_the_legacy_tree_builds(version: str) -> None:
 
 
 @whole_run
-def test_fault_free_run_on_kafka_streams_2_1_is_valid(tmp_path: Path) -> None:
-    code, run_dir, doc = kstreams_run(tmp_path, "--kstreams-version", "2.1.1",
+def test_fault_free_run_on_kafka_streams_2_1_is_valid(tmp_path: Path, spark_url: str) -> None:
+    code, run_dir, doc = kstreams_run(tmp_path, spark_url, "--kstreams-version", "2.1.1",
                                       "--profile", "none", "--time-limit", "20")
     assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]
     traces = [json.loads(line) for path in sorted((run_dir / "pods").glob("*/trace.jsonl"))

@@ -39,14 +39,14 @@ def whole_run(test: F) -> F:
     return test
 
 
-def kstreams_run(results: Path, *args: str) -> tuple[int, Path, dict[str, Any]]:
-    """`kchaos run --sut kstreams ARGS` in `results`: (its exit code, its run folder, its
-    results.json). A run that outlasts the test's time is stopped and what it recorded
-    cleaned up before the test fails."""
+def kstreams_run(results: Path, spark_url: str, *args: str) -> tuple[int, Path, dict[str, Any]]:
+    """`kchaos run --sut kstreams ARGS` in `results`, checked on the session's Spark:
+    (its exit code, its run folder, its results.json). A run that outlasts the test's time
+    is stopped and what it recorded cleaned up before the test fails."""
     command = [sys.executable, "-m", "harness", "--results-dir", str(results)]
     try:
-        done = subprocess.run([*command, "run", "--sut", "kstreams", *args],
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S - 60)
+        done = subprocess.run([*command, "run", "--sut", "kstreams", "--spark-master", spark_url,
+                               *args], capture_output=True, text=True, timeout=RUN_TIMEOUT_S - 60)
     except subprocess.TimeoutExpired:
         # kchaos was SIGKILLed: stop the brokers and pods it recorded, then fail
         subprocess.run([*command, "clean"], capture_output=True, timeout=120)
@@ -146,8 +146,9 @@ def test_pod_command_runs_the_app_with_the_pod_flags() -> None:
 
 
 @whole_run
-def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path) -> None:
-    code, run_dir, doc = kstreams_run(tmp_path, "--profile", "none", "--pods", "1",
+def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path,
+                                                          spark_url: str) -> None:
+    code, run_dir, doc = kstreams_run(tmp_path, spark_url, "--profile", "none", "--pods", "1",
                                       "--time-limit", "20", "--streams-config", CONTROL)
     assert code == 0 and doc["verdict"] is True, doc["anomaly_counts"]
     outputs = json.loads((run_dir / "run.json").read_text())["collect"]
@@ -156,8 +157,10 @@ def test_fault_free_run_with_the_control_setting_is_valid(tmp_path: Path) -> Non
 
 
 @whole_run
-def test_kill_run_is_judged_and_the_oracle_agrees_with_the_ledger_checks(tmp_path: Path) -> None:
-    code, run_dir, doc = kstreams_run(tmp_path, "--profile", "kill", "--seed", "1",
+def test_kill_run_is_judged_and_the_oracle_agrees_with_the_ledger_checks(
+    tmp_path: Path, spark_url: str
+) -> None:
+    code, run_dir, doc = kstreams_run(tmp_path, spark_url, "--profile", "kill", "--seed", "1",
                                       "--time-limit", "25", "--oracle")
     assert doc["verdict"] in (True, False), doc
     assert code in (0, 1)

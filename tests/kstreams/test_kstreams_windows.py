@@ -38,7 +38,7 @@ def unlogged_tree(root: Path) -> Path:
 
 @whole_run
 def test_an_unlogged_window_store_loses_history_on_the_plan_the_app_passes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spark_url: str
 ) -> None:
     broken = unlogged_tree(tmp_path / "trees")
     current = replace(kstreams_sut.GENERATIONS[0], app_dir=broken)
@@ -47,7 +47,7 @@ def test_an_unlogged_window_store_loses_history_on_the_plan_the_app_passes(
     results = tmp_path / "results"
     # The plan of test_kstreams_sut's kill run, where the shipped app's windows are valid.
     code = main(["--results-dir", str(results), "run", "--sut", "kstreams", "--profile",
-                 "kill", "--seed", "1", "--time-limit", "25"])
+                 "kill", "--seed", "1", "--time-limit", "25", "--spark-master", spark_url])
     (run_dir,) = [d for d in results.iterdir() if d.is_dir()]
     doc = json.loads((run_dir / "results.json").read_text())
     lost = doc["checks"]["window-lost-history"]

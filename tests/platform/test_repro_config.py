@@ -14,8 +14,7 @@ from harness.config.run import RunConfig
 from harness.run.command import read_config_and_plan
 
 
-def _stored_run(tmp_path: Path, master: str | None) -> Path:
-    config = replace(RunConfig(), spark_master=master)
+def _stored_run(tmp_path: Path, config: RunConfig) -> Path:
     drawn = plan(config.seed, config.profile, config.pods, config.brokers, config.time_limit_s)
     (tmp_path / "run.json").write_text(json.dumps({"config": config.to_json()}))
     (tmp_path / "plan.json").write_text(json.dumps(drawn.to_json()))
@@ -30,5 +29,14 @@ def _stored_run(tmp_path: Path, master: str | None) -> Path:
 def test_repro_forgets_only_a_shared_connect_server(
     tmp_path: Path, stored: str | None, replayed: str | None
 ) -> None:
-    config, _ = read_config_and_plan(_stored_run(tmp_path, stored))
+    config, _ = read_config_and_plan(
+        _stored_run(tmp_path, replace(RunConfig(), spark_master=stored)))
     assert config.spark_master == replayed
+
+
+@pytest.mark.parametrize("platform", ["local", "docker"])
+def test_repro_replays_on_the_platform_the_run_ran_on(tmp_path: Path, platform: str) -> None:
+    """A docker run's replay runs on docker (test_docker_detection.py no longer replays one)."""
+    replayed, _ = read_config_and_plan(
+        _stored_run(tmp_path, replace(RunConfig(), platform=platform)))
+    assert replayed.platform == platform
