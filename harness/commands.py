@@ -229,6 +229,13 @@ def _int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
     return parse
 
 
+def _seeds(text: str) -> object:
+    """`--seeds 2,3` (an argparse type, imported only when given, as `--shard`)."""
+    from harness.nightly.matrix import parse_seeds
+
+    return parse_seeds(text)
+
+
 def _shard(text: str) -> object:
     """`--shard I/N` (an argparse type; harness.nightly is imported only when it is given)."""
     from harness.nightly.shard import parse_shard
@@ -248,6 +255,9 @@ def add_nightly(commands: Commands) -> None:
     nightly.add_argument("--shard", type=_shard, default=None, metavar="I/N",
                          help="run shard I of N of the matrix (1 <= I <= N), for N machines; "
                               "join them with `kchaos nightly merge` (docs/nightly-sharded.md)")
+    nightly.add_argument("--seeds", type=_seeds, default=None, metavar="LIST",
+                         help="only the matrix's runs of these seeds, e.g. 2,3 or 2-3 "
+                              "(default: all its seeds)")
     nightly.set_defaults(handler=_nightly)
     nightly_commands = nightly.add_subparsers(dest="nightly_command", parser_class=Parser)
     merge = nightly_commands.add_parser(
@@ -267,7 +277,7 @@ def _nightly(args: argparse.Namespace) -> int:
 
     return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
                    [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark,
-                   jobs=args.jobs, shard=args.shard)
+                   jobs=args.jobs, shard=args.shard, seeds=args.seeds)
 
 
 def _nightly_merge(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from harness.errors import (
     exit_code_for_exception,
 )
 from harness.nightly.engine import without_docker_cells_if_no_engine
-from harness.nightly.matrix import Cell, Matrix, ProjectCheck, load_matrix
+from harness.nightly.matrix import Cell, Matrix, ProjectCheck, load_matrix, only_seeds
 from harness.nightly.project_checks import add_to_junit, launch_check, not_started, why_not_here
 from harness.nightly.shard import Shard, matrix_hash, select, shard_verdict, write_shard_record
 from harness.nightly.supervise import (
@@ -131,8 +131,11 @@ def _new_log_dir(results_dir: Path, suffix: str) -> Path:
 def nightly(
     results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str],
     shared_spark: bool = False, jobs: int | None = None, shard: Shard | None = None,
+    seeds: frozenset[int] | None = None,
 ) -> int:
     matrix = whole = load_matrix(matrix_path)  # all of it checked before anything is written
+    if seeds is not None:  # before the shard: every machine splits the same runs
+        matrix = whole = only_seeds(whole, seeds)
     if shard is not None:  # before the docker cells are left out: the same on every machine
         matrix = select(whole, shard)
     held = len(matrix.cells) + len(matrix.project_checks)

@@ -13,6 +13,7 @@ container), each run by the nightly as a cell of its own (project_checks.py).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -311,3 +312,27 @@ def load_matrix(path: Path | None) -> Matrix:
         detail = " ".join(str(exc).split())  # YAML errors span lines; keep one
         raise UsageError(f"the matrix {path} is not valid YAML: {detail}") from exc
     return parse_matrix(doc, str(path))
+
+
+def parse_seeds(text: str) -> frozenset[int]:
+    """`--seeds 2,3` or `--seeds 2-3`: seeds 0 or above, listed or as ranges; an argparse
+    type (the CLI turns its error into 254)."""
+    seeds: set[int] = set()
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        if not (low.isdigit() and (not dash or high.isdigit())) or (dash and int(high) < int(low)):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is no list of seeds: give them as 2,3 or 2-3 (whole numbers from 0)")
+        seeds.update(range(int(low), int(high or low) + 1))
+    return frozenset(seeds)
+
+
+def only_seeds(matrix: Matrix, seeds: frozenset[int]) -> Matrix:
+    """The matrix's runs of these seeds (its project checks kept): a matrix's seeds spread
+    over nights, one or two a night, as `--shard` spreads its cells over machines."""
+    cells = tuple(c for c in matrix.cells if c.seed in seeds)
+    if not cells:
+        listed = ",".join(str(s) for s in sorted({c.seed for c in matrix.cells})) or "none"
+        raise UsageError(f"--seeds {','.join(map(str, sorted(seeds)))}: the matrix has no run "
+                         f"of these seeds (its seeds: {listed}); give some of those")
+    return dataclasses.replace(matrix, cells=cells)
