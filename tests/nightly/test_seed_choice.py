@@ -90,6 +90,7 @@ def _nightly_reaching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert nightly(results, 3600, matrix, fake, choose_seeds="coverage") == 0
     (folder,) = [p for p in results.glob("nightly-*") if p.is_dir()]
     assert "aims at" in (folder / "nightly.md").read_text()
+    assert 'id="seed-choice"' in (folder / "nightly.html").read_text()
     doc: dict[str, object] = json.loads((folder / "nightly.json").read_text())
     return doc
 
