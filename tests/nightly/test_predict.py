@@ -162,3 +162,20 @@ def test_a_targeted_profile_reaches_no_class_of_faults_it_never_draws(
     reachable = _reachable_at_all(profile)
     assert not reachable & never
     assert "crash-in-txn" in reachable  # both draw kills
+
+
+@pytest.mark.parametrize("settings_given", [(), (("guarantee", "at_least_once"),)])
+def test_the_pool_draws_each_seeds_plan_as_its_run_would(
+        settings_given: tuple[tuple[str, str], ...]) -> None:
+    from harness.nightly.matrix import DEFAULT_MATRIX, Cell, load_matrix
+    from harness.nightly.seed_choice import predict_pool
+    from harness.run.lifecycle import draw_run_plan
+
+    matrix = load_matrix(DEFAULT_MATRIX)
+    cell = Cell("all", 0, settings=settings_given)
+    pool = predict_pool(matrix, range(1, 6))(cell)
+    assert list(pool) == [1, 2, 3, 4, 5]
+    for seed, predicted in pool.items():
+        config = resolve({"profile": "all", "seed": seed, "time_limit_s": matrix.time_limit_s,
+                          **dict(settings_given)})
+        assert predicted == predict_plan(draw_run_plan(config), dataclasses.asdict(config))
