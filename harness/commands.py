@@ -258,6 +258,10 @@ def add_nightly(commands: Commands) -> None:
     nightly.add_argument("--seeds", type=_seeds, default=None, metavar="LIST",
                          help="only the matrix's runs of these seeds, e.g. 2,3 or 2-3 "
                               "(default: all its seeds)")
+    nightly.add_argument("--choose-seeds", choices=("matrix", "coverage"), default="matrix",
+                         help="matrix: the matrix's seeds (default); coverage: each run's seed "
+                              "picked at its launch from seeds 1-500 so that the plans reach "
+                              "the coverage classes tonight's runs have not (docs/faults.md)")
     nightly.set_defaults(handler=_nightly)
     nightly_commands = nightly.add_subparsers(dest="nightly_command", parser_class=Parser)
     merge = nightly_commands.add_parser(
@@ -277,7 +281,8 @@ def _nightly(args: argparse.Namespace) -> int:
 
     return nightly(args.results_dir, parse_duration(args.budget), args.matrix,
                    [sys.executable, "-m", "harness"], shared_spark=not args.no_shared_spark,
-                   jobs=args.jobs, shard=args.shard, seeds=args.seeds)
+                   jobs=args.jobs, shard=args.shard, seeds=args.seeds,
+                   choose_seeds=args.choose_seeds)
 
 
 def _nightly_merge(args: argparse.Namespace) -> int:

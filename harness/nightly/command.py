@@ -30,6 +30,7 @@ from harness.errors import (
 from harness.nightly.engine import without_docker_cells_if_no_engine
 from harness.nightly.matrix import Cell, Matrix, ProjectCheck, load_matrix, only_seeds
 from harness.nightly.project_checks import add_to_junit, launch_check, not_started, why_not_here
+from harness.nightly.seed_choice import COVERAGE, MATRIX, CoverageSeeds, seed_choice_record
 from harness.nightly.shard import Shard, matrix_hash, select, shard_verdict, write_shard_record
 from harness.nightly.supervise import (
     ESTIMATE_FACTOR,
@@ -128,12 +129,32 @@ def _new_log_dir(results_dir: Path, suffix: str) -> Path:
                              "pass a writable --results-dir") from exc
 
 
+def _chooser(choose_seeds: str, matrix: Matrix, seeds: frozenset[int] | None,
+             shard: Shard | None) -> CoverageSeeds | None:
+    """`--choose-seeds coverage`'s chooser (None: the matrix's seeds); UsageError for the
+    options it cannot go with."""
+    if choose_seeds == MATRIX:
+        return None
+    if choose_seeds != COVERAGE:
+        raise UsageError(f"--choose-seeds {choose_seeds}: give {MATRIX} or {COVERAGE}")
+    if seeds is not None:
+        raise UsageError("--choose-seeds coverage picks every run's seed itself: leave out "
+                         "--seeds, or keep the matrix's seeds with --choose-seeds matrix")
+    if shard is not None:
+        raise UsageError("--choose-seeds coverage picks seeds from what this machine's runs "
+                         "reached: leave out --shard, or use --choose-seeds matrix")
+    from harness.nightly.seed_choice import predict_pool
+
+    return CoverageSeeds(predict_pool(matrix))
+
+
 def nightly(
     results_dir: Path, budget_s: float, matrix_path: Path | None, kchaos_argv: list[str],
     shared_spark: bool = False, jobs: int | None = None, shard: Shard | None = None,
-    seeds: frozenset[int] | None = None,
+    seeds: frozenset[int] | None = None, choose_seeds: str = MATRIX,
 ) -> int:
     matrix = whole = load_matrix(matrix_path)  # all of it checked before anything is written
+    chooser = _chooser(choose_seeds, matrix, seeds, shard)
     if seeds is not None:  # before the shard: every machine splits the same runs
         matrix = whole = only_seeds(whole, seeds)
     if shard is not None:  # before the docker cells are left out: the same on every machine
@@ -170,10 +191,14 @@ def nightly(
         def start(cell: Cell, number: int) -> RunProcess | Attempt:
             # Asked at each launch: a server that failed to start is no longer named.
             launched = dataclasses.replace(matrix, extra_args=checker.extra_args)
+            if chooser is not None:  # asked now: what the finished runs reached counts
+                cell = chooser.choose(cell)
+                err.print(f"nightly: {cell.name}: {chooser.said(cell)}", highlight=False)
             return launch(kchaos_argv, cell, launched, results_dir, log_dir, number)
 
         done = run_matrix(matrix, budget_s, start, jobs=matrix.jobs,
-                          start_check=lambda check: launch_check(check, log_dir))
+                          start_check=lambda check: launch_check(check, log_dir),
+                          on_end=chooser.finished if chooser is not None else None)
     attempts, skipped = done.attempts, done.skipped
     checks = _check_records(all_checks, done.checks, cannot, done.checks_skipped,
                             done.interrupted is not None)
@@ -189,7 +214,10 @@ def nightly(
         "started_at": started_at,
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "budget_s": budget_s,
-        "runs": [{**dataclasses.asdict(a), "run_dir": str(a.run_dir or "")} for a in attempts],
+        "runs": [{**dataclasses.asdict(a), "run_dir": str(a.run_dir or ""),
+                  **({"pick": p.to_json()} if chooser and (p := chooser.pick_of(a.cell)) else {})}
+                 for a in attempts],
+        "seed_choice": seed_choice_record(choose_seeds, chooser),
         "not_started": [dataclasses.asdict(c) for c in skipped],
         "not_started_no_engine": [dataclasses.asdict(c) for c in no_engine],
         "project_checks": [c.to_json() for c in checks],

@@ -105,9 +105,12 @@ def run_matrix(
     matrix: Matrix, budget_s: float, start: Launcher, jobs: int = 1,
     clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
     start_check: CheckLauncher | None = None,
+    on_end: Callable[[Attempt], None] | None = None,
 ) -> Progress:
     """Run the project checks (with `start_check`), then the cells, in order, `jobs` at a
-    time, each that fits in the budget, until an interruption."""
+    time, each that fits in the budget, until an interruption. `start` is asked for each
+    run as it launches (a seed chosen then: seed_choice.py), and `on_end` told of each
+    run that ended, before the next launch."""
     began = clock()
     done = Progress()
     limits = time_limits(matrix)
@@ -130,6 +133,8 @@ def run_matrix(
 
     def ended(n: int, attempt: Attempt) -> None:
         finished[n] = attempt
+        if on_end is not None:
+            on_end(attempt)
         verdict = attempt.exit_code if attempt.exit_code is not None else "stopped"
         err.print(f"[{n + 1}/{len(matrix.cells)}] {attempt.cell.name}: exit {verdict} "
                   f"in {format_duration(attempt.duration_s)} {attempt.note}", highlight=False)

@@ -48,23 +48,30 @@ class RunShape:
         return self.setting("guarantee", EXACTLY_ONCE_V2) == AT_LEAST_ONCE
 
 
-def _needs(*traits: Trait) -> Callable[[RunShape], str | None]:
-    """A reason when no step of a kind with any of these traits was planned, or none was
-    applied."""
-    does = " or ".join(t.phrase for t in traits)
+@dataclass(frozen=True)
+class Needs:
+    """A reason when no step of a kind with any of `traits` was planned, or none was
+    applied. Its traits are read too: the nightly's seed choice predicts from a drawn plan
+    which classes its faults can reach (harness/nightly/predict.py)."""
 
-    def reason(run: RunShape) -> str | None:
-        if not run.planned(*traits):
+    traits: tuple[Trait, ...]
+
+    def __call__(self, run: RunShape) -> str | None:
+        does = " or ".join(t.phrase for t in self.traits)
+        if not run.planned(*self.traits):
             return f"no fault that {does} in the plan"
-        if not run.applied(*traits):
+        if not run.applied(*self.traits):
             return f"a fault that {does} was planned but never applied (the run ended " \
                    "first, or its condition never held)"
         return None
 
-    return reason
+
+def _needs(*traits: Trait) -> Needs:
+    return Needs(traits)
 
 
 def _pause_past_session(run: RunShape) -> str | None:
+    """a pause longer than the session timeout"""
     session_s = float(run.setting("session_timeout_ms", 10_000)) / 1000
     pauses = [float(s.get("healed_at_s") or 0) - float(s.get("applied_at_s") or 0)
               for s in run.applied(Trait.FREEZES)]
@@ -75,14 +82,17 @@ def _pause_past_session(run: RunShape) -> str | None:
 
 
 def _transactions(run: RunShape) -> str | None:
+    """exactly-once (a transaction to be inside)"""
     return "at-least-once: no transactions" if run.at_least_once else None
 
 
 def _standbys(run: RunShape) -> str | None:
+    """standbys above 0"""
     return "no standbys (standbys 0)" if int(run.setting("standbys", 0)) == 0 else None
 
 
 def _tasks_to_move(run: RunShape) -> str | None:
+    """at least as many partitions as pods (each pod holds a task to give up)"""
     partitions, pods = int(run.setting("partitions", 4)), int(run.setting("pods", 2))
     if partitions < pods:
         return f"{partitions} partition(s) for {pods} pods: a pod holds no task to give up"
@@ -90,19 +100,22 @@ def _tasks_to_move(run: RunShape) -> str | None:
 
 
 def _moves(keep_volume: bool) -> Callable[[RunShape], str | None]:
+    which = "with its volume" if keep_volume else "without its volume"
+
     def reason(run: RunShape) -> str | None:
         moves = [s for s in run.applied(Trait.MOVES)
                  if bool((s.get("params") or {}).get("keep_volume", True)) == keep_volume]
         if not moves:
-            which = "with its volume" if keep_volume else "without its volume"
             return f"no move {which} applied"
         return None
 
+    reason.__doc__ = f"a move {which}"  # what the class keys on (harness/nightly/predict.py)
     return reason
 
 
 # Checked in order; the first reason that holds is the run's. The traits are those the
-# class's detector asks for (checker/coverage/classes.py, crashes.py).
+# class's detector asks for (checker/coverage/classes.py, crashes.py). A reason's
+# docstring says what it asks for (the seed choice's table, harness/nightly/predict.py).
 REASONS: dict[str, tuple[Callable[[RunShape], str | None], ...]] = {
     "zombie": (_needs(Trait.FREEZES), _pause_past_session),
     "task-returns": (_tasks_to_move, _needs(Trait.ADDS_POD)),

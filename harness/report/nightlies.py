@@ -44,6 +44,15 @@ class NightlyRun:
     note: str
     summary: RunSummary | None
     settings: tuple[tuple[str, str], ...] = ()
+    # `--choose-seeds coverage`: the classes its seed was picked to aim at (None: the
+    # matrix's seed); `aims` says it in words.
+    aimed_at: tuple[str, ...] | None = None
+
+    @property
+    def aims(self) -> str:
+        if self.aimed_at is None:
+            return "-"
+        return "aims at " + ", ".join(self.aimed_at) if self.aimed_at else "nothing lacking"
 
     @property
     def options(self) -> str:
@@ -182,6 +191,11 @@ class Nightly:
                        and (not broad or is_broad(r.profile))})
 
     @property
+    def seeds_chosen(self) -> bool:
+        """Whether the runs' seeds were chosen by coverage (`--choose-seeds coverage`)."""
+        return any(r.aimed_at is not None for r in self.runs)
+
+    @property
     def broad_detections(self) -> list[Detection]:
         """The switches this nightly ran under a broad profile."""
         return [d for d in self.judgement.detections if d.broad_runs]
@@ -208,7 +222,10 @@ def _run(entry: Mapping[str, Any], log_dir: Path) -> NightlyRun:
             code = -1 if exit_code is None else exit_code
             if summary.exit_code != code:  # the nightly's view of how the run ended wins
                 summary = dataclasses.replace(summary, exit_code=code)
+    pick = entry.get("pick")
+    aimed = pick.get("aimed_at") if isinstance(pick, dict) else None
     return NightlyRun(
+        aimed_at=tuple(str(a) for a in aimed) if isinstance(aimed, list) else None,
         profile=str(cell.get("profile", "?")), seed=str(cell.get("seed", "?")),
         bugs=tuple(str(b) for b in cell.get("bugs") or ()),
         args=tuple(str(a) for a in cell.get("args") or ()),
@@ -323,14 +340,20 @@ def markdown_table(n: Nightly) -> str:
         caught = [d for d in n.broad_detections if d.broad_caught]
         lines += ["", f"Caught by the broad profile alone (`all`, `soak`): {len(caught)} of "
                   f"{len(n.broad_detections)} switches it ran with."]
-    lines += ["", "| profile | seed | bugs | options | verdict | anomalies | time |",
-              "|---|---:|---|---|---|---|---:|"]
+    chosen = n.seeds_chosen
+    if chosen:
+        lines += ["", "Seeds chosen by coverage (`--choose-seeds coverage`): each run's seed "
+                  "was picked at its launch to aim at the classes tonight's runs lacked."]
+    lines += ["", "| profile | seed | bugs | options | verdict | anomalies | time |"
+              + (" seed chosen |" if chosen else ""),
+              "|---|---:|---|---|---|---|---:|" + ("---|" if chosen else "")]
     for r in n.runs:
         s = r.summary
         verdict = s.outcome if s else f"no run folder ({r.note or r.exit_code})"
         lines.append(
             f"| {r.profile} | {r.seed} | {','.join(r.bugs) or '-'} | {r.options or '-'}"
-            f" | {verdict} | {s.anomalies_text if s else '-'} | {format_duration(r.duration_s)} |")
+            f" | {verdict} | {s.anomalies_text if s else '-'} | {format_duration(r.duration_s)} |"
+            + (f" {r.aims} |" if chosen else ""))
     if n.checks:
         lines += ["", "| project check | result | time | log |", "|---|---|---:|---|"]
         lines += [f"| {c.name} | {c.outcome} | {format_duration(c.duration_s)} | "

@@ -7,6 +7,9 @@ exits with the code the test chose; `clean` does nothing. Real runs need a clust
 Outcomes map the first matching key of "P/S/B", "P/B", "B" (or "fixed") and "default" to
 an exit code (0 valid, 1 invalid, 2 unknown, 255 a folder without results) or to
 "no-folder" (exit 255, nothing written) or "hang" (sleep until stopped).
+
+`--coverage JSON` maps "P/S" (or "default") to the coverage classes the run reached, put
+in its results.json's `coverage` section (the nightly's seed choice reads them).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--outcomes", default="{}")
     parser.add_argument("--results-dir")
+    parser.add_argument("--coverage", default="{}")
     args = parser.parse_args(argv[:at])
     if argv[at] == "clean":
         return 0
@@ -67,6 +71,12 @@ def main(argv: list[str]) -> int:
         missing=("results.json",) if code == 255 else (),
     )
     run_dir = make_run(results_dir, name, spec)
+    reached = json.loads(args.coverage)
+    reached = reached.get(f"{opts.profile}/{opts.seed}", reached.get("default"))
+    if reached is not None and code != 255:
+        results = json.loads((run_dir / "results.json").read_text())
+        results["coverage"] = {"reached": reached, "missed": [], "classes": {}}
+        (run_dir / "results.json").write_text(json.dumps(results))
     print(f"run folder: {run_dir}")
     return code
 
