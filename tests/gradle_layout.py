@@ -232,6 +232,15 @@ def example_install(dest: Path, legacy: bool = False) -> Path:
                          jvm_options=["-Xmx256m"], legacy=legacy)
 
 
+def example_spec(dest: Path) -> Path:
+    """The windowed count's spec naming no entry, as a user's would: the start script (or
+    the shadow jar's Main-Class) says the main."""
+    spec = dest / f"{EXAMPLE_APP}.yaml"
+    lines = (EXAMPLES / f"{EXAMPLE_APP}.yaml").read_text().splitlines(keepends=True)
+    spec.write_text("".join(line for line in lines if not line.startswith("app_main:")))
+    return spec
+
+
 def shadow_jar(jar: Path, parts: Sequence[Path], main: str) -> Path:
     """One jar of `parts`, as the Shadow plugin's shadowJar with mergeServiceFiles() makes
     it: the first copy of a class wins, META-INF/services files are joined, signatures and
