@@ -1,5 +1,5 @@
 """Gradle's artifacts as `--app` (harness/app/gradle.py): the start script of an installDist,
-in the shapes Gradle renders (tests/gradle_layout.py: Gradle 7+ and Gradle 4-6), is read for
+in the shapes of Gradle 7+ and Gradle 4-6 (tests/gradle_layout.py), is read for
 its classpath order, main and JVM options; `-jar` and `--module` entries; which folder is
 which kind; bad folders are one line, exit 254, before a run folder exists."""
 
