@@ -1,7 +1,8 @@
-"""The user's app on this machine: `--app` is a jar, a Maven project folder (built with
-`mvn package`) or a Maven coordinate GROUP:ARTIFACT:VERSION (fetched with its runtime
-dependencies); the result is the jars the pods and the reference put on their classpath
-after the launcher's.
+"""The user's app on this machine: `--app` is a jar (a shadow jar too), a Maven project
+folder (built with `mvn package`), a Gradle `installDist` folder or a folder of jars
+(harness/app/gradle.py) or a Maven coordinate GROUP:ARTIFACT:VERSION (fetched with its
+runtime dependencies); the result is the jars the pods and the reference put on their
+classpath after the launcher's.
 
 Every dependency is fetched (in Maven's repository layout, so each jar's group and artifact
 are known); the classpath leaves out only the artifacts the launcher provides (Kafka
@@ -25,6 +26,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.app.gradle import (
+    gradle_project_hint,
+    is_gradle_project,
+    is_install_folder,
+    read_start_script,
+    start_script,
+)
 from harness.errors import UsageError
 from harness.kafka.jars import cache_root
 from harness.maven import run_maven, sources_digest
@@ -49,17 +57,37 @@ FETCH_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 
 def check_app(app: str) -> None:
-    """UsageError unless `--app` names a jar, a Maven project folder or a coordinate (said
-    before a run folder exists; building it waits for the run's set-up)."""
+    """UsageError unless `--app` names a jar, an app folder or a coordinate (said before a
+    run folder exists; building it waits for the run's set-up)."""
     path = Path(app)
     if path.is_file() and path.suffix != ".jar":
-        raise UsageError(f"--app {app}: not a jar; give a .jar, a Maven project folder or "
-                         f"GROUP:ARTIFACT:VERSION")
-    if path.is_dir() and not (path / "pom.xml").is_file():
-        raise UsageError(f"--app {app}: a folder without pom.xml; give a Maven project, "
-                         f"a .jar or GROUP:ARTIFACT:VERSION")
+        raise UsageError(f"--app {app}: not a jar; give a .jar, a Maven project folder, a "
+                         f"Gradle installDist folder or GROUP:ARTIFACT:VERSION")
+    if path.is_dir():
+        folder_kind(path)
     if not path.exists() and not COORDINATE.match(app):
         raise UsageError(f"--app {app}: no such file or folder, and not GROUP:ARTIFACT:VERSION")
+
+
+def folder_kind(folder: Path) -> str:
+    """What an `--app` folder is: `maven` (a pom.xml), `install` (Gradle's installDist:
+    bin/ and lib/*.jar) or `jars` (jars in it or in its lib/, the main named by the run)."""
+    if (folder / "pom.xml").is_file():
+        return "maven"
+    if is_install_folder(folder):
+        return "install"
+    if _folder_jars(folder):
+        return "jars"
+    if is_gradle_project(folder):
+        raise UsageError(gradle_project_hint(folder))
+    raise UsageError(f"--app {folder}: a folder with no pom.xml, no installDist layout (bin/, "
+                     f"lib/*.jar) and no jars; give a Maven project, a Gradle installDist "
+                     f"folder, a folder of jars (with --app-main CLASS), a .jar or "
+                     f"GROUP:ARTIFACT:VERSION")
+
+
+def _folder_jars(folder: Path) -> tuple[Path, ...]:
+    return tuple(sorted(folder.glob("*.jar"))) or tuple(sorted(folder.glob("lib/*.jar")))
 
 
 @dataclass(frozen=True)
@@ -70,14 +98,29 @@ class Artifact:
     group: str = ""
     artifact: str = ""
 
+    @property
+    def name(self) -> str:
+        """GROUP:ARTIFACT, or the artifact alone where only a file name says it."""
+        return f"{self.group}:{self.artifact}" if self.group else self.artifact
+
+    @staticmethod
+    def of_file(jar: Path) -> Artifact:
+        """A jar known by its file name alone (`<artifact>-<version>.jar`, as Gradle's lib/
+        names them)."""
+        found = ARTIFACT_OF_FILE.match(jar.name)
+        return Artifact(jar, "", found.group("artifact") if found else jar.stem)
+
 
 @dataclass(frozen=True)
 class AppJars:
     """The app's own jars (a jar given, a project's build, a coordinate's artifact) and its
-    dependencies."""
+    dependencies (a folder's jars are all dependencies, in its start script's order); the
+    main and JVM options an installDist's start script names."""
 
     own: tuple[Path, ...]
     libs: tuple[Artifact, ...] = ()
+    main: str | None = None
+    jvm_options: tuple[str, ...] = ()
 
     def classpath(self, provided: frozenset[str]) -> tuple[Path, ...]:
         """The own jars, then every dependency whose artifact the launcher does not provide."""
@@ -115,7 +158,15 @@ def app_jars(app: str) -> AppJars:
     if path.is_file():
         return AppJars((path.resolve(),))
     if path.is_dir():
-        return _built(path.resolve())
+        folder = path.resolve()
+        kind = folder_kind(folder)
+        if kind == "maven":
+            return _built(folder)
+        if kind == "install":
+            command = read_start_script(start_script(folder))
+            return AppJars((), tuple(map(Artifact.of_file, command.classpath)), command.main,
+                           command.jvm_options)
+        return AppJars((), tuple(map(Artifact.of_file, _folder_jars(folder))))
     return _fetched(app)
 
 

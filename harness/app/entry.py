@@ -93,9 +93,11 @@ def main_class(jar: Path) -> str | None:
 
 
 def resolve_entry(app_class: str | None, app_main: str | None, app_args: str | None,
-                  spec: InputSpec, own_jars: tuple[Path, ...]) -> Entry:
+                  spec: InputSpec, own_jars: tuple[Path, ...],
+                  script_main: str | None = None) -> Entry:
     """The entry a run uses: the options', else the spec's (app_class, or app_main with its
-    app_args), else the main of the app's jar's Main-Class."""
+    app_args), else the main an installDist's start script names, else the main of the
+    app's jar's Main-Class."""
     args = split_args(app_args)
     if app_main:
         return Entry(app_main=app_main, app_args=args)
@@ -106,10 +108,16 @@ def resolve_entry(app_class: str | None, app_main: str | None, app_args: str | N
                      app_args=args if app_args is not None else split_args(spec.app_args))
     if spec.app_class and app_args is None:
         return Entry(app_class=spec.app_class)
+    if script_main:
+        return Entry(app_main=script_main, app_args=args)
+    if not own_jars:
+        raise UsageError("--app is a folder of jars and names no main: give --app-main CLASS "
+                         "(the app's main) or --app-class CLASS[#METHOD] (a method returning "
+                         "its Topology)")
     for jar in own_jars:
         found = main_class(jar)
         if found:
             return Entry(app_main=found, app_args=args)
-    names = ", ".join(j.name for j in own_jars) or "the app"
+    names = ", ".join(j.name for j in own_jars)
     raise UsageError(f"{names} names no Main-Class in its manifest: give --app-main CLASS (the "
                      f"app's main) or --app-class CLASS[#METHOD] (a method returning its Topology)")

@@ -145,7 +145,8 @@ class RunConfig:
     # A user's app (docs/your-app.md): where it is entered (a topology method, or its own
     # main and that main's arguments, shell-quoted), its input spec.
     app: str | None = setting(
-        None, "the app, a jar, a Maven project folder or GROUP:ARTIFACT:VERSION "
+        None, "the app: a jar, a Maven project folder, a Gradle installDist folder, a folder of "
+        "jars or GROUP:ARTIFACT:VERSION "
         "(docs/your-app.md)", flag="--app", path=True, sut_needs="user_app")
     app_class: str | None = setting(
         None, "CLASS[#METHOD], a public method returning the app's Topology, taking "

@@ -98,9 +98,13 @@ class UserApp:
         spec = read_spec(Path(config.input_spec))
         check_app(config.app)
         own: tuple[Path, ...] = ()
+        named: str | None = None
         if not (config.app_class or config.app_main or spec.app_class or spec.app_main):
-            own = app_jars(config.app).own  # the Main-Class is in the app's own jar
-        entry = resolve_entry(config.app_class, config.app_main, config.app_args, spec, own)
+            # the main is in the app's own jar's Main-Class, or its start script
+            jars = app_jars(config.app)
+            own, named = jars.own, jars.main
+        entry = resolve_entry(config.app_class, config.app_main, config.app_args, spec, own,
+                              named)
         app = cls(config.app, entry, config.kstreams_version or DEFAULT_VERSION, spec,
                   (*spec.config, *config.streams_config, *kstreams.store_settings(config)),
                   config.guarantee)
@@ -140,12 +144,16 @@ class UserApp:
         jars: AppJars = app_jars(self.app)
         provided = provided_artifacts(launcher.jars[1:])
         kept = jars.classpath(provided)
-        self.dropped = tuple(f"{a.group}:{a.artifact}" for a in jars.dropped(provided))
+        self.dropped = tuple(a.name for a in jars.dropped(provided))
         self.bundled = tuple(j.name for j in bundled_kafka_streams(kept))
         if self.bundled:
             err.print(f"[yellow]warning[/]: {', '.join(self.bundled)} bundles Kafka Streams' own "
                       f"classes; the run uses Kafka Streams {self.version}'s (the launcher's "
                       f"jars come first on the classpath)", highlight=False, soft_wrap=True)
+        if jars.jvm_options:
+            err.print(f"[yellow]warning[/]: the start script's JVM options "
+                      f"({' '.join(jars.jvm_options)}) are not used: the pods run with the "
+                      f"run's", highlight=False, soft_wrap=True)
         self._agent = str(launcher.jars[0])
         self._classpath = (*launcher.classpath.split(":"), *(str(j) for j in kept))
         self._description = self._describe()

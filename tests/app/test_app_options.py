@@ -21,7 +21,7 @@ SPEC = str(EXAMPLES / "wordcount.yaml")
     (["--sut", "app", "--input", SPEC], "needs --app"),
     (["--sut", "app", "--app", "no/such/app", "--input", SPEC], "no such file or folder"),
     (["--sut", "app", "--app", SPEC, "--input", SPEC], "not a jar"),
-    (["--sut", "app", "--app", str(EXAMPLES / "src"), "--input", SPEC], "without pom.xml"),
+    (["--sut", "app", "--app", str(EXAMPLES / "src"), "--input", SPEC], "no pom.xml"),
     (["--sut", "app", "--app", str(EXAMPLES), "--input", "no-spec.yaml"], "input spec"),
     (["--sut", "app", "--app", str(EXAMPLES), "--input", SPEC, "--kstreams-version", "3.6.2"],
      "3.7 or later"),
