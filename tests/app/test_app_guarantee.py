@@ -21,7 +21,7 @@ from harness.app.guarantee import ChosenGuarantee, choose_guarantee
 from harness.app.spec import InputSpec
 from harness.config.run import RunConfig, resolve
 from harness.errors import UsageError
-from harness.report.app_page import app_facts, app_config_rows
+from harness.report.app_page import app_config_rows, app_facts
 from harness.report.summary import summarize_dir
 from harness.run.command import ran_with_line
 from harness.sut.app import TopologyDescription, UserApp
@@ -121,7 +121,8 @@ def test_the_pods_run_the_chosen_guarantee() -> None:
 def test_meta_results_console_and_report_say_the_guarantee_and_whose(tmp_path: Path) -> None:
     user = described(None, {"statestore.cache.max.bytes": "2048"})
     summary = user.summary()
-    assert summary["guarantee"] == ALOS and summary["guarantee_chosen_by"] == "kafka-streams default"
+    assert (summary["guarantee"], summary["guarantee_chosen_by"]) == \
+        (ALOS, "kafka-streams default")
     meta = Meta.from_json({"workload": "app", "guarantee": user.guarantee().guarantee,
                            "app": summary})
     doc = results_document({"oracle": CheckResult(valid=True)}, {}, ran_with=ran_with(meta))
