@@ -91,6 +91,7 @@ def results_document(
     figures: Mapping[str, Any],
     incomplete: str | None = None,
     principal: str | None = None,
+    ran_with: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     verdict = compose(r.valid for r in results.values() if r.not_applicable is None)
     doc: dict[str, Any] = {
@@ -103,6 +104,8 @@ def results_document(
     }
     if incomplete:
         doc["incomplete"] = incomplete
+    if ran_with:  # what the checks judged by: an app's guarantee and cache, and whose
+        doc["ran_with"] = dict(ran_with)
     chief = results.get(principal) if principal else None
     if chief is not None and chief.not_applicable is not None:
         # A verdict the run's own check did not take part in: said beside it, never hidden.
@@ -112,6 +115,17 @@ def results_document(
         doc["partly_judged"] = {"check": principal, "judged": chief.details.get("judged"),
                                 "not_judged": chief.details["not_judged"]}
     return doc
+
+
+def ran_with(meta: Meta) -> dict[str, Any]:
+    """An app run's guarantee and record cache with whose choice each was (meta.json's
+    `app`, harness/sut/app.py), for results.json; empty for a ledger run, whose settings
+    are run.json's."""
+    app = meta.raw.get("app")
+    if not isinstance(app, Mapping):
+        return {}
+    keys = ("guarantee_chosen_by", "record_cache_bytes", "record_cache_chosen_by")
+    return {"guarantee": meta.guarantee, **{k: app[k] for k in keys if k in app}}
 
 
 def _listening(spark_master: str) -> bool:
@@ -186,7 +200,8 @@ def check_history(
     figures["total_s"] = round(total, 3)
     if figures.get("events"):
         figures["events_per_s"] = round(figures["events"] / total, 1)
-    return results_document(results, figures, incomplete_collection(meta), principal_check(meta))
+    return results_document(results, figures, incomplete_collection(meta), principal_check(meta),
+                            ran_with(meta))
 
 
 def check_run(

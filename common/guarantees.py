@@ -7,3 +7,5 @@ from __future__ import annotations
 EXACTLY_ONCE_V2 = "exactly_once_v2"
 AT_LEAST_ONCE = "at_least_once"
 GUARANTEES = (EXACTLY_ONCE_V2, AT_LEAST_ONCE)
+# What Kafka Streams runs an app under that sets no `processing.guarantee` (StreamsConfig).
+KAFKA_STREAMS_DEFAULT = AT_LEAST_ONCE

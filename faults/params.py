@@ -38,7 +38,7 @@ class ProfileSettings(TypedDict, total=False):
     duplicate_fraction: float
     time_limit_s: float
     drain_timeout_s: float
-    guarantee: str
+    guarantee: str | None
     restart: str
     commit_interval_ms: int
     write_buffer_bytes: int

@@ -44,7 +44,7 @@ class PlanSettings:
     """The settings a window depends on. Defaults: RunConfig's (checked on import of
     harness/config/run.py), i.e. a run that pins and draws nothing."""
 
-    guarantee: str = EXACTLY_ONCE_V2
+    guarantee: str | None = None  # not given: exactly-once, or an app's own (not yet known)
     commit_interval_ms: int = 500
     session_timeout_ms: int = 10_000
     transaction_timeout_ms: int = 10_000
@@ -70,7 +70,10 @@ class PlanSettings:
 
     @property
     def exactly_once(self) -> bool:
-        return self.guarantee == EXACTLY_ONCE_V2
+        """Whether the plan may count on transactions: exactly-once given, or none given
+        (the worker's and the ledger app's default; an app's own is known only once the
+        app is described, after the plan is drawn)."""
+        return self.guarantee in (EXACTLY_ONCE_V2, None)
 
 
 def zombie_pause_s(s: PlanSettings) -> tuple[float, float]:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2, GUARANTEES
+from common.guarantees import AT_LEAST_ONCE, EXACTLY_ONCE_V2, GUARANTEES, KAFKA_STREAMS_DEFAULT
 from faults import knobs
 from faults.params import ParamError, ProfileSettings
 from faults.plan import PROFILES, REGISTRY, profile_config
@@ -70,8 +70,13 @@ class RunConfig:
     # Made by a tool, not a switch: bench/bench_power.py runs the catalog.
     mutant: str | None = setting(
         None, "a mutant of the Python worker, by its key in harness/mutants/catalog.json")
-    guarantee: str = setting(EXACTLY_ONCE_V2, "processing guarantee", flag="--guarantee",
-                             rule=one_of(GUARANTEES))
+    # None: not given. The worker and the ledger app then run exactly-once (`resolve`
+    # records it); an app runs with its own, else Kafka Streams' default (at-least-once),
+    # chosen once it is described (harness/app/guarantee.py), and a repro chooses again.
+    guarantee: str | None = setting(
+        None, "processing guarantee", flag="--guarantee", rule=one_of(GUARANTEES),
+        shown_default=f"{EXACTLY_ONCE_V2}; --sut app: the app's own, else Kafka Streams' "
+                      f"{KAFKA_STREAMS_DEFAULT}")
     bootstrap: str | None = setting(
         None, "use this Kafka instead of starting one (HOST:PORT)", flag="--bootstrap")
     platform: str = setting(
@@ -182,14 +187,28 @@ class RunConfig:
                           segment_ms=self.window_segment_ms)
 
     @property
+    def pod_guarantee(self) -> str:
+        """The guarantee the pods' `--guarantee` flag says: the one given, else the SUT's
+        default (exactly-once for the worker and the ledger app). An app's pods are given
+        the one its SUT chooses instead (harness/app/guarantee.py)."""
+        return self.guarantee or sut_kind(self.sut).default_guarantee or KAFKA_STREAMS_DEFAULT
+
+    @property
+    def may_be_exactly_once(self) -> bool:
+        """Whether the pods may run exactly-once: any guarantee but at-least-once given, or
+        none given (an app's own is known only once it is described)."""
+        return self.guarantee != AT_LEAST_ONCE
+
+    @property
     def drain_budget_s(self) -> float:
         """The drain timeout, but never shorter than the longest wait the system under test
         may rightly make at the end, plus DRAIN_PAST_SESSION_S for the rebalance after it:
         a session (a pod killed as the load ended holds its tasks until it ends where
         nothing can release them: a streams group, KIP-1071); two commit intervals (the
         drain reads committed offsets, which move only at a commit); under exactly-once, a
-        transaction timeout (a restore waits out a transaction a killed pod left open)."""
-        txn_ms = self.transaction_timeout_ms if self.guarantee != AT_LEAST_ONCE else 0
+        transaction timeout (a restore waits out a transaction a killed pod left open; an
+        app whose guarantee was not given is waited for as if exactly-once)."""
+        txn_ms = self.transaction_timeout_ms if self.may_be_exactly_once else 0
         longest_wait_ms = max(self.session_timeout_ms, 2 * self.commit_interval_ms, txn_ms)
         return max(self.drain_timeout_s, longest_wait_ms / 1000 + DRAIN_PAST_SESSION_S)
 
@@ -257,11 +276,14 @@ def resolve(explicit: dict[str, Any], draw_knobs: bool = True) -> RunConfig:
                  knobs.draw(seed, profile), int(shape.get("pods", RunConfig.pods)),
                  float(shape.get("time_limit_s", RunConfig.time_limit_s))).items()
              if k not in explicit and draw_knobs}
-    user_app = sut_kind(str(explicit.get("sut", RunConfig.sut))).user_app
-    if user_app:  # the oracle judges exactly-once: keep the given one
+    sut = sut_kind(str(explicit.get("sut", RunConfig.sut)))
+    user_app = sut.user_app
+    if user_app:  # an app runs with its own guarantee unless one is given
         drawn.pop("guarantee", None)
     merged: dict[str, Any] = {**profile_settings(profile), **drawn, **explicit,
                               "profile": profile}
+    if merged.get("guarantee") is None:  # the SUT's own default (an app's: not yet known)
+        merged["guarantee"] = sut.default_guarantee
     if user_app:  # the app's internal topics are not the ledger's
         merged.setdefault("application_id", APP_APPLICATION_ID)
     config = _drawn_give_way(replace(RunConfig(), **merged), set(drawn))
@@ -279,7 +301,7 @@ def _drawn_give_way(config: RunConfig, drawn: set[str]) -> RunConfig:
     # (faults/knobs.py): the drawn one of the pair follows the given one.
     short_txn = (config.transaction_timeout_ms
                  < knobs.TXN_OVER_COMMIT * config.commit_interval_ms)
-    if config.guarantee == knobs.EXACTLY_ONCE_V2 and short_txn:
+    if config.may_be_exactly_once and short_txn:
         if "transaction_timeout_ms" in drawn and "commit_interval_ms" not in drawn:
             changes["transaction_timeout_ms"] = knobs.transaction_timeout_for(
                 config.commit_interval_ms)
@@ -318,10 +340,16 @@ def knobs_section(config: RunConfig) -> dict[str, Any]:
     }
 
 
+# A knob whose setting's default is "not given", as the value that stands for where knobs
+# are drawn: the guarantee is drawn for the worker and the ledger app only (never an app's,
+# `resolve`), whose default it is.
+KNOB_UNSET_MEANS: dict[str, Any] = {"guarantee": EXACTLY_ONCE_V2}
+
+
 def knob_default(profile: str, name: str) -> Any:
     """What setting `name` is in a run of `profile` that draws nothing."""
     settings: dict[str, Any] = dict(profile_settings(profile))
-    return settings.get(name, getattr(RunConfig, name))
+    return settings.get(name, KNOB_UNSET_MEANS.get(name, getattr(RunConfig, name)))
 
 
 def profile_settings(profile: str) -> ProfileSettings:
@@ -374,7 +402,7 @@ def validate(config: RunConfig) -> RunConfig:
          f"--profile {config.profile} needs --brokers {min_brokers}"),
         # Kafka Streams refuses it (StreamsConfig.verifyEOSTransactionTimeoutCompatibility):
         # every transaction would time out before its commit.
-        (config.guarantee != EXACTLY_ONCE_V2
+        (not config.may_be_exactly_once
          or config.transaction_timeout_ms >= config.commit_interval_ms,
          "the transaction timeout must be at least the commit interval under exactly-once"),
         (config.kafka_version is None or config.bootstrap is None,

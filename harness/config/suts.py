@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from common.guarantees import EXACTLY_ONCE_V2
+
 
 @dataclass(frozen=True)
 class SutKind:
@@ -25,6 +27,10 @@ class SutKind:
     needs_java: bool = False  # a JDK on this machine, before the run folder exists
     streams_protocol: bool = False  # takes --group-protocol streams (KIP-1071)
     ledger_windows: bool = False  # keeps the ledger's windows and sessions (judged too)
+    # The guarantee its pods run with where the run gives none: kchaos's exactly-once for the
+    # worker and the ledger app; None for an app, which runs with its own, else Kafka
+    # Streams' default (harness/app/guarantee.py).
+    default_guarantee: str | None = EXACTLY_ONCE_V2
 
 
 SUT_KINDS: dict[str, SutKind] = {kind.name: kind for kind in (
@@ -33,7 +39,8 @@ SUT_KINDS: dict[str, SutKind] = {kind.name: kind for kind in (
     SutKind("kstreams", "the ledger app on Apache Kafka Streams", releases=True, ledger_oracle=True,
             bisect=True, needs_java=True, streams_protocol=True, ledger_windows=True),
     SutKind("app", "your own Kafka Streams app",
-            releases=True, user_app=True, needs_java=True, streams_protocol=True),
+            releases=True, user_app=True, needs_java=True, streams_protocol=True,
+            default_guarantee=None),
 )}
 DEFAULT_SUT = "python"
 

@@ -166,6 +166,9 @@ def coverage_table(run_dirs: Iterable[Path]) -> CoverageTable:
         run = _read(Path(run_dir) / "run.json")
         raw_config = run.get("config")
         config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
+        ran_with = run.get("ran_with")
+        if isinstance(ran_with, dict) and ran_with.get("guarantee"):  # an app's, as it ran
+            config = {**config, "guarantee": ran_with["guarantee"]}
         profile = str(run.get("profile") or config.get("profile") or "?")
         sut = str(config.get("sut") or "python")
         if sut != "python":

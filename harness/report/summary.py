@@ -208,7 +208,7 @@ def summarize(files: RunFiles) -> RunSummary:
         profile=str(config.get("profile") or run.get("profile") or "?"),
         seed="?" if seed is None else str(seed),
         bugs=bug_list(config.get("bugs", run.get("bugs"))) + mutant_bug(config.get("mutant")),
-        guarantee=str(config.get("guarantee") or "?"),
+        guarantee=_guarantee(run, config),
         started_at=started,
         duration_s=_duration(run, started),
         exit_code=exit_code,
@@ -216,6 +216,15 @@ def summarize(files: RunFiles) -> RunSummary:
         problems=files.problems,
         sut=str(config.get("sut") or DEFAULT_SUT),
     )
+
+
+def _guarantee(run: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """The guarantee the pods ran with: an app's as chosen once it was described
+    (run.json's `ran_with`), else the one given, else the SUT's default; "?" if unknown."""
+    ran = run.get("ran_with")
+    chosen = ran.get("guarantee") if isinstance(ran, Mapping) else None
+    sut = sut_kind(str(config.get("sut") or DEFAULT_SUT))
+    return str(chosen or config.get("guarantee") or sut.default_guarantee or "?")
 
 
 def broken_summary(run_dir: Path, error: str) -> RunSummary:

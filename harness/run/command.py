@@ -93,10 +93,28 @@ def _print_verdict(outcome: RunOutcome) -> None:
         anomalies = f"no anomalies; counted but allowed: {anomalies}"
     out.print(f"verdict {verdict}  ({anomalies}){not_judged(doc)}", highlight=False,
               soft_wrap=True)
+    configured = ran_with_line(doc)
+    if configured:
+        out.print(configured, highlight=False, soft_wrap=True, markup=False)
     report = outcome.run_dir / "report.html"
     if report.exists():
         out.print(f"report: {report}", highlight=False, soft_wrap=True)
     out.print(f"repro:  {repro_command(outcome.run_dir)}", highlight=False, soft_wrap=True)
+
+
+def ran_with_line(results: dict[str, Any]) -> str:
+    """What an app run's verdict was judged by, under the verdict: the guarantee and the
+    record cache the pods ran with and whose choice each was (results.json's `ran_with`);
+    empty for a ledger run."""
+    ran = results.get("ran_with")
+    if not isinstance(ran, dict):
+        return ""
+    line = f"ran with: guarantee {ran.get('guarantee')} ({ran.get('guarantee_chosen_by', '?')})"
+    if "record_cache_bytes" in ran:
+        size = int(ran["record_cache_bytes"])
+        cache = f"{size} bytes" if size else "off"
+        line += f", record cache {cache} ({ran.get('record_cache_chosen_by', '?')})"
+    return line
 
 
 def not_judged(results: dict[str, Any]) -> str:

@@ -173,6 +173,10 @@ class Run:
         self.info["bootstrap"] = bootstrap
         part("kafka")
         self.workload.setup(bootstrap, replication=min(3, c.brokers))
+        ran_with = self.workload.ran_with()
+        if ran_with:  # the app's guarantee and cache, whose each was (harness/app/guarantee.py)
+            self.info["ran_with"] = dict(ran_with)
+            write_json(self.run_dir / "run.json", self.info)
         part("topics")
         if c.group_protocol == STREAMS:  # before any member joins: the group's settings
             wanted = streams_group_config(c.standbys, c.session_timeout_ms)
@@ -374,7 +378,7 @@ class Run:
     def _collect(self, bootstrap: str, drain: DrainOutcome) -> None:
         c = self.config
         meta = {
-            "guarantee": c.guarantee, "partitions": c.partitions,
+            "guarantee": c.pod_guarantee, "partitions": c.partitions,
             "application_id": c.application_id, "drained": drain.drained,
             "drain_seconds": drain.seconds, "drain": drain.to_meta(),
             "dead_pods": self.dead_pods, "deaths": self.deaths, "bugs": list(c.bugs),

@@ -71,6 +71,12 @@ class Workload(Protocol):
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures: ...
 
+    def ran_with(self) -> Mapping[str, Any]:
+        """How the pods were configured where the run left it to the system under test,
+        and whose choice each was (an app's guarantee and record cache); empty where the
+        run's settings are all there is (the ledger). Known once the SUT is prepared."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -122,6 +128,9 @@ class LedgerWorkload:
         raw = RawTopics(inputs=(INPUT_TOPIC, ACCOUNTS_TOPIC), outputs=(OUTPUT_TOPIC,))
         return collect(run_dir, bootstrap, self.config.application_id,
                        {**meta, "oracle": oracle.to_json()}, topics=topics, raw=raw)
+
+    def ran_with(self) -> Mapping[str, Any]:
+        return {}
 
     def close(self) -> None:
         if self.global_topic is not None:
@@ -197,12 +206,14 @@ class AppWorkload:
 
     def collect(self, run_dir: Path, bootstrap: str, meta: dict[str, Any]) -> CollectFigures:
         raw = RawTopics(inputs=self._inputs(), outputs=self.sut.description.sinks)
-        guarantee, chosen_by = self.sut.guarantee()
         doc = {**meta, "workload": "app", "oracle": self.oracle().to_json(),
-               "input_spec": str(self.spec.path), "guarantee": guarantee,
-               "app": self.sut.summary(chosen_by)}
+               "input_spec": str(self.spec.path), "guarantee": self.sut.guarantee().guarantee,
+               "app": self.sut.summary()}
         return collect(run_dir, bootstrap, self.config.application_id, doc, topics=None,
                        raw=raw)
+
+    def ran_with(self) -> Mapping[str, Any]:
+        return self.sut.ran_with()
 
     def close(self) -> None:
         pass  # the load's producer is closed by the run with the load

@@ -15,10 +15,9 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from common.guarantees import EXACTLY_ONCE_V2
 from harness.app.build import (
     AppJars,
     app_jars,
@@ -27,6 +26,7 @@ from harness.app.build import (
     provided_artifacts,
 )
 from harness.app.entry import Entry, resolve_entry
+from harness.app.guarantee import GUARANTEE, ChosenGuarantee, choose_guarantee
 from harness.app.spec import InputSpec, read_spec
 from harness.config.run import RunConfig
 from harness.console import err
@@ -40,7 +40,6 @@ LAUNCHER_CLASS = "dev.kchaos.kstreams.AppLauncher"
 # clean. Not the ledger app's pin (4.1.2, for KAFKA-20685): that release keeps a restore-time
 # checkpoint through RUNNING, which every app run on it would show as stale-checkpoint.
 DEFAULT_VERSION = "4.2.2"
-GUARANTEE = "processing.guarantee"
 # The record cache's settings, the current one first (it wins where both are set), and its
 # size where an app sets neither (Kafka Streams' default, 10 MB).
 RECORD_CACHE = ("statestore.cache.max.bytes", "cache.max.bytes.buffering")
@@ -106,15 +105,20 @@ class UserApp:
         entry = resolve_entry(config.app_class, config.app_main, config.app_args, spec, own,
                               named)
         app = cls(config.app, entry, config.kstreams_version or DEFAULT_VERSION, spec,
-                  (*spec.config, *config.streams_config, *kstreams.store_settings(config)),
+                  (*config.streams_config, *kstreams.store_settings(config)),
                   config.guarantee)
         kstreams.require_served(app.version)
         kstreams.require_store_settings(config, app.version)
+        # --guarantee against --streams-config: said before the run folder exists
+        choose_guarantee(config.guarantee, app.run_config, spec.config, {})
         return app
 
     def __init__(self, app: str, entry: Entry | str, version: str, spec: InputSpec,
-                 streams_config: tuple[str, ...] = (),
-                 run_guarantee: str = EXACTLY_ONCE_V2) -> None:
+                 run_config: tuple[str, ...] = (),
+                 given_guarantee: str | None = None) -> None:
+        """`run_config`: the run's own Kafka Streams settings (--streams-config and what its
+        store settings stand for), given after the spec's; `given_guarantee`: the run's
+        --guarantee, None when not given (the app's own then, harness/app/guarantee.py)."""
         tree = kstreams.generation(version)  # bad input: before a run folder exists
         if tree is not kstreams.GENERATIONS[0]:
             first = ".".join(map(str, kstreams.GENERATIONS[0].first))
@@ -124,8 +128,9 @@ class UserApp:
         self.app, self.version = app, version
         self.entry = entry if isinstance(entry, Entry) else Entry(app_class=entry)
         self.spec = spec  # read once: the run's workload sends and judges by it
-        self.streams_config = streams_config
-        self.run_guarantee = run_guarantee
+        self.run_config = run_config
+        self.streams_config = (*spec.config, *run_config)  # the spec's first, the run's win
+        self.given_guarantee = given_guarantee
         self._classpath: tuple[str, ...] | None = None
         self._description: TopologyDescription | None = None
         self._app_config: dict[str, str] = {}
@@ -189,16 +194,12 @@ class UserApp:
         return [*self.entry.launcher_args(),
                 "--capture-timeout-ms", str(int(CAPTURE_TIMEOUT_S * 1000))]
 
-    def guarantee(self) -> tuple[str, str]:
-        """The guarantee the pods run with and whose choice it is: the run's --streams-config
-        (or the spec's config), else the app's main, else the run's --guarantee."""
-        for setting in reversed(self.streams_config):
-            key, _, value = setting.partition("=")
-            if key.strip() == GUARANTEE:
-                return value.strip(), "the run's --streams-config"
-        if GUARANTEE in self.app_config:
-            return self.app_config[GUARANTEE], "the app's"
-        return self.run_guarantee, "the run's"
+    def guarantee(self) -> ChosenGuarantee:
+        """The guarantee the pods run with and whose choice it is (harness/app/guarantee.py):
+        the app's own as its main built it when described, else Kafka Streams' default,
+        unless the run or the spec says otherwise."""
+        return choose_guarantee(self.given_guarantee, self.run_config, self.spec.config,
+                                self.app_config)
 
     def record_cache(self) -> tuple[int, str]:
         """The record cache's size in bytes the pods run with, and whose choice it is: the
@@ -217,12 +218,17 @@ class UserApp:
                                          f"number of bytes") from None
         return KAFKA_STREAMS_CACHE_BYTES, "Kafka Streams' default"
 
-    def summary(self, guarantee_chosen_by: str) -> dict[str, object]:
-        """What the run's meta.json (and so the report) says of the app."""
+    def ran_with(self) -> dict[str, object]:
+        """How the pods were configured where kchaos leaves it to the app, and whose choice
+        each was: run.json's, meta.json's and results.json's `ran_with`."""
         cache, cache_chosen_by = self.record_cache()
+        return {**self.guarantee().to_json(),
+                "record_cache_bytes": cache, "record_cache_chosen_by": cache_chosen_by}
+
+    def summary(self) -> dict[str, object]:
+        """What the run's meta.json (and so the report) says of the app."""
         return {"app": self.app, "entry": self.entry.to_json(), "kstreams_version": self.version,
-                "guarantee_chosen_by": guarantee_chosen_by, "app_config": self.app_config,
-                "record_cache_bytes": cache, "record_cache_chosen_by": cache_chosen_by,
+                "app_config": self.app_config, **self.ran_with(),
                 "sources": list(self.description.sources), "sinks": list(self.description.sinks),
                 "dropped_dependencies": list(self.dropped),
                 "bundles_kafka_streams": list(self.bundled)}
@@ -268,7 +274,14 @@ class UserApp:
 
     def _java(self, java: str, classpath: str, options: list[str], settings: PodSettings,
               pod: str, paths: PodPaths) -> list[str]:
-        extra = [arg for setting in self.streams_config for arg in ("--streams-config", setting)]
+        """The pod's command: the chosen guarantee as its --guarantee (what an app that sets
+        none runs with; an app's own goes over it); the run's --guarantee also as the last
+        --streams-config, over the app's and the spec's."""
+        chosen = self.guarantee()
+        settings = replace(settings, guarantee=chosen.guarantee)
+        config = (*self.streams_config,
+                  *((f"{GUARANTEE}={chosen.guarantee}",) if chosen.overrides_app else ()))
+        extra = [arg for setting in config for arg in ("--streams-config", setting)]
         return [java, "-Xms64m", "-Xmx384m", *options, "-cp", classpath, LAUNCHER_CLASS, "pod",
                 *self.launcher_args(), *settings.argv(pod, paths), *extra]
 

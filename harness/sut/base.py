@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal, Protocol
 
+from common.guarantees import EXACTLY_ONCE_V2
 from faults.kinds import FAULT_KINDS
 from faults.model import Plan
 from harness.config.run import RunConfig
@@ -40,7 +41,7 @@ class PodSettings:
     application_id: str = RunConfig.application_id
     threads: int = RunConfig.threads
     standbys: int = RunConfig.standbys
-    guarantee: str = RunConfig.guarantee
+    guarantee: str = EXACTLY_ONCE_V2  # RunConfig.pod_guarantee's where none is given
     bugs: tuple[str, ...] = ()
     commit_interval_ms: int = RunConfig.commit_interval_ms
     write_buffer_bytes: int = RunConfig.write_buffer_bytes
@@ -55,9 +56,9 @@ class PodSettings:
 
     @staticmethod
     def from_run(config: RunConfig, bootstrap: str) -> PodSettings:
-        names = {f.name for f in fields(PodSettings)} - {"bootstrap", "extra_args"}
+        names = {f.name for f in fields(PodSettings)} - {"bootstrap", "extra_args", "guarantee"}
         shared = {name: getattr(config, name) for name in names}
-        return PodSettings(bootstrap=bootstrap, **shared)
+        return PodSettings(bootstrap=bootstrap, guarantee=config.pod_guarantee, **shared)
 
     def argv(self, pod: str, paths: PodPaths) -> list[str]:
         """The pod's flags (no program): the shared settings, then the pod's own. The

@@ -20,6 +20,7 @@ import pytest
 from checker.oracle.reference import write_sources
 from checker.schema import TOPIC_RECORDS
 from harness.app.entry import Entry
+from harness.app.guarantee import ChosenGuarantee
 from harness.app.spec import read_spec
 from harness.errors import UsageError
 from harness.kafka.jars import require_java
@@ -64,7 +65,7 @@ def test_the_main_is_captured_at_its_kafka_streams(toy_jar: Path, spec: Path) ->
     assert config["processing.guarantee"] == "exactly_once_v2"
     assert config["default.value.serde"].endswith("Serdes$StringSerde")
     assert config["sasl.jaas.config"] == "(hidden)"
-    assert toy.guarantee() == ("exactly_once_v2", "the app's")
+    assert toy.guarantee() == ChosenGuarantee("exactly_once_v2", "app")
     assert toy.jvm_options()[0].startswith("-javaagent:")
 
 

@@ -50,7 +50,8 @@ def test_a_fault_on_the_ledgers_accounts_topic_is_refused_for_an_app(
 
 
 def test_an_app_run_keeps_its_guarantee_where_all_would_draw_one() -> None:
-    """The oracle judges exactly-once runs: `all` draws no guarantee for an app."""
+    """An app runs with its own guarantee: `all` draws none for it, and none is set for it
+    (not given: the app's own, or Kafka Streams' default, chosen once it is described)."""
     from harness.config.run import resolve
 
     app = {"sut": "app", "app": str(EXAMPLES), "input_spec": SPEC, "profile": "all"}
@@ -59,5 +60,7 @@ def test_an_app_run_keeps_its_guarantee_where_all_would_draw_one() -> None:
     assert worker_draws, "no seed of 40 draws at_least_once for the worker"
     for seed in worker_draws[:5]:
         config = resolve({**app, "seed": seed})
-        assert config.guarantee == "exactly_once_v2" and "guarantee" not in config.drawn_knobs
+        assert config.guarantee is None and "guarantee" not in config.drawn_knobs
+        assert resolve({**app, "seed": seed, "guarantee": "exactly_once_v2"}).guarantee \
+            == "exactly_once_v2"
         assert config.application_id == "kchaos-app"

@@ -6,6 +6,11 @@ with the records that show its counts starting again. Under at-least-once the wo
 is valid by what it promises (its counts only grow) and the HashMap counter is still caught
 (stateless to its description: every count the reference made must be committed).
 
+Each runs with the guarantee it is given or its own: the examples entered by a topology
+method set none, so they run under Kafka Streams' default (at-least-once) unless
+`--guarantee` says; the windowed count's main sets exactly-once. results.json says which
+and whose (issue 52 item 3).
+
 Every run is the real thing: the examples built with Maven, Kafka Streams pods, a broker,
 the nemesis, the reference in TopologyTestDriver, Spark."""
 
@@ -27,9 +32,12 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "app-examples"
 CORRECT = {"wordcount": True, "stream-table-join": True, "in-memory-counter": False,
            "windowed-count": True,  # entered by its own main (--app-main)
            "hopping-count": True, "session-count": True, "payment-match": True}
-# (spec, --guarantee): every example under the run's default, two under at-least-once
-CASES = [*((spec, None) for spec in sorted(CORRECT)),
-         ("wordcount", "at_least_once"), ("in-memory-counter", "at_least_once")]
+# (spec, --guarantee): every example under exactly-once (the windowed count's own, the others
+# given it), the word count under its own (none: Kafka Streams' default), the HashMap
+# counter given at-least-once
+OWN = {"windowed-count": ("exactly_once_v2", "app")}
+CASES = [*((spec, None if spec in OWN else "exactly_once_v2") for spec in sorted(CORRECT)),
+         ("wordcount", None), ("in-memory-counter", "at_least_once")]
 
 
 def run_example(results: Path, spec: str, spark_url: str,
@@ -63,6 +71,11 @@ def test_the_oracle_judges_each_example_under_kills(spec: str, guarantee: str | 
     assert kills, "the plan killed no pod"
     oracle = oracle_of(run_dir)
     assert oracle["valid"] is CORRECT[spec], oracle
+    ran = json.loads((run_dir / "results.json").read_text())["ran_with"]
+    chosen = (guarantee, "--guarantee") if guarantee else OWN.get(
+        spec, ("at_least_once", "kafka-streams default"))
+    assert (ran["guarantee"], ran["guarantee_chosen_by"]) == chosen, ran
+    guarantee = ran["guarantee"]
     if CORRECT[spec]:
         # the record cache (Kafka Streams' default) collapses a stateful key's updates
         assert code == 0 and oracle["details"]["compared_records"] > 100, oracle

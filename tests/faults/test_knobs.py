@@ -93,8 +93,9 @@ def test_other_profiles_draw_nothing_and_run_as_before(seed: int, profile: str) 
     assert knobs.draw(seed, profile) == {}
     config = resolve({"profile": profile, "seed": seed})
     assert config.drawn_knobs == ()
+    # the worker's guarantee where none is given: recorded as exactly-once, as before
     assert config == replace(RunConfig(), profile=profile, seed=seed,
-                             **profile_settings(profile))
+                             **{"guarantee": "exactly_once_v2", **profile_settings(profile)})
     argv = PodSettings.from_run(config, "b:1").argv("pod-0", PATHS)
     assert not any(a.lstrip("-").replace("-", "_") in ONLY_WHEN_SET for a in argv)
 

@@ -48,7 +48,7 @@ def run_configs(draw: st.DrawFn) -> RunConfig:
         rate=draw(st.floats(min_value=0.001, max_value=1e5)),
         bugs=() if kstreams else tuple(draw(st.lists(st.sampled_from(known_bugs()),
                                                       unique=True, max_size=3))),
-        guarantee=draw(st.sampled_from(GUARANTEES)),
+        guarantee=draw(st.none() | st.sampled_from(GUARANTEES)),  # None: not given
         bootstrap=bootstrap,
         kafka_version=kafka_version,
         platform=draw(st.sampled_from(sorted(PLATFORMS))),

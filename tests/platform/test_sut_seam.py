@@ -27,8 +27,10 @@ def test_pod_settings_defaults_are_run_config_defaults() -> None:
     settings = PodSettings(bootstrap="b:1")
     assert settings == PodSettings.from_run(run, "b:1")
     for f in fields(PodSettings):
-        if f.name != "bootstrap" and hasattr(run, f.name):
+        if f.name not in ("bootstrap", "guarantee") and hasattr(run, f.name):
             assert getattr(settings, f.name) == getattr(run, f.name), f.name
+    # none given: the worker's and the ledger app's default
+    assert run.guarantee is None and settings.guarantee == run.pod_guarantee == "exactly_once_v2"
 
 
 def test_worker_reads_what_the_harness_writes() -> None:
