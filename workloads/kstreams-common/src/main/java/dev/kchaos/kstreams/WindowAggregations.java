@@ -46,7 +46,7 @@ final class WindowAggregations {
         byAccount.windowedBy(sessions)
             .aggregate(WindowSpec.EMPTY, WindowSpec.ADD, WindowSpec.MERGE,
                        Materialized.<String, String>as(
-                               Stores.persistentSessionStore(SESSIONS, spec.retention()))
+                               Stores.persistentSessionStore(SESSIONS, spec.retention))
                            .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
                            .withCachingDisabled())
             .toStream()

@@ -19,9 +19,9 @@ final class LedgerWindows {
                     String sessionsTopic) {
         WindowAggregations.add(
             events, spec, windowsTopic, sessionsTopic,
-            TimeWindows.of(spec.size()).advanceBy(spec.advance()).grace(spec.grace()),
+            TimeWindows.of(spec.size).advanceBy(spec.advance).grace(spec.grace),
             windowStore(spec),
-            SessionWindows.with(spec.sessionGap()).grace(spec.sessionGrace()));
+            SessionWindows.with(spec.sessionGap).grace(spec.sessionGrace));
     }
 
     /**
@@ -38,13 +38,15 @@ final class LedgerWindows {
                 Class<?>[] types = c.getParameterTypes();
                 if (types.length == 6 && types[5] == boolean.class) {
                     return (WindowBytesStoreSupplier) c.newInstance(
-                        WindowAggregations.WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false, true);
+                        WindowAggregations.WINDOWS, spec.retention.toMillis(), spec.segment.toMillis(),
+                        spec.size.toMillis(), false, true);
                 }
             }
             for (Constructor<?> c : supplier.getConstructors()) {
                 if (c.getParameterTypes().length == 5) {
                     return (WindowBytesStoreSupplier) c.newInstance(
-                        WindowAggregations.WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false);
+                        WindowAggregations.WINDOWS, spec.retention.toMillis(), spec.segment.toMillis(),
+                        spec.size.toMillis(), false);
                 }
             }
         } catch (ReflectiveOperationException e) {

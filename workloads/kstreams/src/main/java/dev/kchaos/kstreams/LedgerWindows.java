@@ -18,14 +18,15 @@ final class LedgerWindows {
                     String sessionsTopic) {
         WindowAggregations.add(
             events, spec, windowsTopic, sessionsTopic,
-            TimeWindows.ofSizeAndGrace(spec.size(), spec.grace()).advanceBy(spec.advance()),
+            TimeWindows.ofSizeAndGrace(spec.size, spec.grace).advanceBy(spec.advance),
             windowStore(spec),
-            SessionWindows.ofInactivityGapAndGrace(spec.sessionGap(), spec.sessionGrace()));
+            SessionWindows.ofInactivityGapAndGrace(spec.sessionGap, spec.sessionGrace));
     }
 
     static WindowBytesStoreSupplier windowStore(WindowSpec spec) {
         return new RocksDbWindowBytesStoreSupplier(
-            WindowAggregations.WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false,
+            WindowAggregations.WINDOWS, spec.retention.toMillis(), spec.segment.toMillis(),
+            spec.size.toMillis(), false,
             RocksDbWindowBytesStoreSupplier.WindowStoreTypes.TIMESTAMPED_WINDOW_STORE);
     }
 }
