@@ -56,22 +56,23 @@ def _limit(offsets: DataFrame) -> DataFrame:
     )
 
 
-def committed_input(input_: DataFrame, offsets: DataFrame) -> DataFrame:
-    limit = _limit(offsets)
+def _below_committed(rows: DataFrame, offsets: DataFrame, partition: str, offset: str) -> DataFrame:
+    """The rows whose input position (`partition`, `offset`) is below the group's committed
+    offset of that input partition."""
     return (
-        input_.join(limit, F.col("partition") == F.col("_cp"))
-        .where(F.col("offset") < F.col("_committed"))
+        rows.join(_limit(offsets), F.col(partition) == F.col("_cp"))
+        .where(F.col(offset) < F.col("_committed"))
         .drop("_cp", "_committed")
     )
+
+
+def committed_input(input_: DataFrame, offsets: DataFrame) -> DataFrame:
+    return _below_committed(input_, offsets, "partition", "offset")
 
 
 def committed_output(output: DataFrame, offsets: DataFrame) -> DataFrame:
-    limit = _limit(offsets)
-    return (
-        output.join(limit, F.col("in_partition") == F.col("_cp"))
-        .where(F.col("in_offset") < F.col("_committed"))
-        .drop("_cp", "_committed")
-    )
+    """Outputs of committed input (by the input position each output names)."""
+    return _below_committed(output, offsets, "in_partition", "in_offset")
 
 
 _POS_BITS = 40  # offsets stay below 2**40; partitions below 2**23
@@ -93,41 +94,40 @@ def account_versions(accounts: DataFrame) -> DataFrame:
     )
 
 
+def _unpos(position: str, partition: str, offset: str) -> tuple[Column, Column]:
+    """The (partition, offset) columns, named so, of a `_pos` column."""
+    return (
+        F.shiftright(position, _POS_BITS).cast("int").alias(partition),
+        F.col(position).bitwiseAND(F.lit(_MASK)).alias(offset),
+    )
+
+
+def _union_side(rows: DataFrame, position: str, fields: dict[str, str]) -> DataFrame:
+    """Input or output rows as one side of events_view's union: the event, the record's
+    position as `position` (_pos), and `fields` renamed (column -> name in the union)."""
+    return rows.select(
+        "account",
+        "event_id",
+        _pos("partition", "offset").alias(position),
+        *(F.col(column).alias(name) for column, name in fields.items()),
+    )
+
+
 def events_view(
     input_: DataFrame, output: DataFrame, offsets: DataFrame, accounts: DataFrame
 ) -> DataFrame:
     n = _partitions(input_)
-    null = F.lit(None)
-    ins = committed_input(input_, offsets).select(
-        "account",
-        "event_id",
-        _pos("partition", "offset").alias("_in"),
-        null.cast("long").alias("_out"),
-        F.col("timestamp_ms").alias("_ts"),
-        F.col("amount").alias("_amount"),
-        null.cast("int").alias("_in_partition"),
-        null.cast("long").alias("_in_offset"),
-        null.cast("long").alias("_balance"),
-        null.cast("long").alias("_out_amount"),
-        null.cast("long").alias("_version"),
-    )
-    outs = committed_output(output, offsets).select(
-        "account",
-        "event_id",
-        null.cast("long").alias("_in"),
-        _pos("partition", "offset").alias("_out"),
-        null.cast("long").alias("_ts"),
-        null.cast("long").alias("_amount"),
-        F.col("in_partition").alias("_in_partition"),
-        F.col("in_offset").alias("_in_offset"),
-        F.col("balance").alias("_balance"),
-        F.col("amount").alias("_out_amount"),
-        F.col("global_version").alias("_version"),
-    )
+    # Each side keeps only its own fields; the union fills the other side's with nulls.
+    ins = _union_side(committed_input(input_, offsets), "_in",
+                      {"timestamp_ms": "_ts", "amount": "_amount"})
+    outs = _union_side(committed_output(output, offsets), "_out",
+                       {"in_partition": "_in_partition", "in_offset": "_in_offset",
+                        "balance": "_balance", "amount": "_out_amount",
+                        "global_version": "_version"})
     # One shuffle of input and output together; min_by skips rows whose ordering is null,
     # so each side's fields come from its own lowest position.
     grouped = (
-        ins.unionByName(outs)
+        ins.unionByName(outs, allowMissingColumns=True)
         .repartition(n, "account")
         .groupBy(F.col("account"), F.col("event_id"))
         .agg(
@@ -147,14 +147,12 @@ def events_view(
     view = grouped.select(
         "account",
         "event_id",
-        F.shiftright("_first", _POS_BITS).cast("int").alias("partition"),
-        F.col("_first").bitwiseAND(F.lit(_MASK)).alias("offset"),
+        *_unpos("_first", "partition", "offset"),
         "sent_ms",
         "amount",
         "occurrences",
         "outputs",
-        F.shiftright("_first_out", _POS_BITS).cast("int").alias("out_partition"),
-        F.col("_first_out").bitwiseAND(F.lit(_MASK)).alias("out_offset"),
+        *_unpos("_first_out", "out_partition", "out_offset"),
         "in_partition",
         "in_offset",
         "balance",

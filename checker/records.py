@@ -21,12 +21,16 @@ def _opt_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def _where(rec: ConsumerRecord) -> dict[str, Any]:
+    """Where the record is in its topic, and when: the first columns of every topic's rows
+    that keep them (schema.POSITION)."""
+    return {"partition": rec.partition, "offset": rec.offset, "timestamp_ms": rec.timestamp}
+
+
 def _event_row(rec: ConsumerRecord, v: dict[str, Any]) -> dict[str, Any]:
     """Where the record is and the event it carries: what input and output rows share."""
     return {
-        "partition": rec.partition,
-        "offset": rec.offset,
-        "timestamp_ms": rec.timestamp,
+        **_where(rec),
         "event_id": str(v["event_id"]),
         "account": str(v["account"]),
         "amount": int(v["amount"]),
@@ -73,17 +77,14 @@ def account_row(rec: ConsumerRecord) -> dict[str, Any]:
 
 def raw_row(rec: ConsumerRecord) -> dict[str, Any]:
     """Any app's record as it is (the oracle compares bytes)."""
-    return {"topic": rec.topic, "partition": rec.partition, "offset": rec.offset,
-            "timestamp_ms": rec.timestamp, "key": rec.key, "value": rec.value}
+    return {"topic": rec.topic, **_where(rec), "key": rec.key, "value": rec.value}
 
 
 def windowed_row(rec: ConsumerRecord) -> dict[str, Any]:
     """A windows-topic or sessions-topic record (workloads/ledger/windowed.py)."""
     v = json.loads(rec.value)
     return {
-        "partition": rec.partition,
-        "offset": rec.offset,
-        "timestamp_ms": rec.timestamp,
+        **_where(rec),
         "account": str(v["account"]),
         "start": int(v["start"]),
         "end": int(v["end"]),

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+# Where a record is in its topic, and when: the first columns of the topics' rows that keep
+# them (checker/records.py _where).
+POSITION = [("partition", pa.int32()), ("offset", pa.int64()), ("timestamp_ms", pa.int64())]
+
 INPUT = pa.schema(
     [
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp_ms", pa.int64()),
+        *POSITION,
         ("event_id", pa.string()),
         ("account", pa.string()),
         ("amount", pa.int64()),
@@ -54,9 +56,7 @@ ACCOUNTS = pa.schema(
 # where it is, and the window or session it reports.
 WINDOWED = pa.schema(
     [
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp_ms", pa.int64()),
+        *POSITION,
         ("account", pa.string()),
         ("start", pa.int64()),
         ("end", pa.int64()),
@@ -102,9 +102,7 @@ OPS = pa.schema(
 TOPIC_RECORDS = pa.schema(
     [
         ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp_ms", pa.int64()),
+        *POSITION,
         ("key", pa.binary()),  # null: no key
         ("value", pa.binary()),  # null: tombstone
     ]

@@ -33,7 +33,15 @@ def store_ahead(t: dict, changelog: list[dict[str, Any]], rnd: random.Random) ->
     later = [r["offset"] for r in log if r["offset"] > data["checkpoint"]]
     if not later:
         return t
-    upto = rnd.choice(later)
+    state = replayed(log, rnd.choice(later))
+    data["digest"] = store_digest(state.items())
+    data["entries"] = len(state)
+    return {**t, "data": json.dumps(data)}
+
+
+def replayed(log: list[dict[str, Any]], upto: int) -> dict[str, str]:
+    """A store as its changelog records `log` leave it at offset `upto` (inclusive): the
+    last value per key, a tombstone deletes."""
     state: dict[str, str] = {}
     for r in sorted(log, key=lambda r: r["offset"]):
         if r["offset"] > upto:
@@ -42,6 +50,4 @@ def store_ahead(t: dict, changelog: list[dict[str, Any]], rnd: random.Random) ->
             state.pop(r["key"], None)
         else:
             state[r["key"]] = r["value"]
-    data["digest"] = store_digest(state.items())
-    data["entries"] = len(state)
-    return {**t, "data": json.dumps(data)}
+    return state

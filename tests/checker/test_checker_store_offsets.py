@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 from synth_history import APP, POD, T0_MS, History, Params, generate
+from synth_variants import replayed
 
 from checker.checks.checkpoints import stale_checkpoint
 from checker.frames import load_frames
@@ -45,18 +46,9 @@ def dedup_log(history: History) -> list[dict[str, Any]]:
                   key=lambda r: r["offset"])
 
 
-def replayed(history: History, upto: int) -> dict[str, str]:
-    """The dedup store as the committed changelog leaves it at offset `upto` (inclusive):
-    the last value per key, a tombstone deletes."""
-    store: dict[str, str] = {}
-    for r in dedup_log(history):
-        if r["offset"] > upto:
-            break
-        if r["value"] is None:
-            store.pop(r["key"], None)
-        else:
-            store[r["key"]] = r["value"]
-    return store
+def dedup_at(history: History, upto: int) -> dict[str, str]:
+    """The dedup store as the committed changelog leaves it at offset `upto` (inclusive)."""
+    return replayed(dedup_log(history), upto)
 
 
 def store_offsets(offset: int | None, held: dict[str, str]) -> dict[str, Any]:
@@ -88,7 +80,7 @@ def test_store_matching_the_committed_changelog_at_its_offset_is_valid(
 ) -> None:
     history = base()
     at = middle(history)
-    got = judge(spark, tmp_path, history, [store_offsets(at, replayed(history, at))])
+    got = judge(spark, tmp_path, history, [store_offsets(at, dedup_at(history, at))])
     assert (got.valid, got.count) == (True, 0), got
     assert got.details == {"store_offsets_judged": 1}
 
@@ -101,8 +93,8 @@ def test_store_ahead_of_its_offset_on_committed_data_is_valid(
     history = base()
     at = middle(history)
     later = int(dedup_log(history)[-1]["offset"])
-    assert replayed(history, later) != replayed(history, at)
-    got = judge(spark, tmp_path, history, [store_offsets(at, replayed(history, later))])
+    assert dedup_at(history, later) != dedup_at(history, at)
+    got = judge(spark, tmp_path, history, [store_offsets(at, dedup_at(history, later))])
     assert (got.valid, got.count) == (True, 0), got
 
 
@@ -113,7 +105,7 @@ def test_store_holding_an_uncommitted_write_is_flagged(
     event id no committed record has) and reports the offset of the last commit."""
     history = base()
     at = middle(history)
-    held = {**replayed(history, at), "e-aborted": f"{PARTITION}:999"}
+    held = {**dedup_at(history, at), "e-aborted": f"{PARTITION}:999"}
     got = judge(spark, tmp_path, history, [store_offsets(at, held)])
     assert (got.valid, got.count) == (False, 1), got
     (example,) = got.examples
@@ -121,7 +113,7 @@ def test_store_holding_an_uncommitted_write_is_flagged(
             example["store"], example["checkpoint"]) == (
         "store-offsets-mismatch", POD, PID, TASK, DEDUP_STORE, at)
     assert example["digest"] == store_digest(held.items())
-    assert example["replayed"] == store_digest(replayed(history, at).items())
+    assert example["replayed"] == store_digest(dedup_at(history, at).items())
     assert got.details == {"digest_mismatch": 0, "checkpoint_while_running": 0,
                            "store_offsets_mismatch": 1, "store_offsets_judged": 1}
 
@@ -131,7 +123,7 @@ def test_store_behind_its_offset_is_flagged(spark: SparkSession, tmp_path: Path)
     records do not write those keys again)."""
     history = base()
     at = middle(history)
-    held = replayed(history, at)
+    held = dedup_at(history, at)
     # An event id (not a short-lived `tmp-` key, whose tombstone may follow at once).
     lost = next(r["key"] for r in reversed(dedup_log(history))
                 if r["offset"] <= at and r["key"].startswith("e-") and r["key"] in held)

@@ -180,10 +180,10 @@ def test_a_join_without_grace_matches_every_payment_per_task(tmp_path: Path,
     rows = rows_of(records)
     expected = {("matched-payments", f"order-{i}"): [f"order-{i}|paid-{i}a", f"order-{i}|paid-{i}b"]
                 for i in range(120)}
-    _, (in_turn, at_once) = per_task(tmp_path, "dev.kchaos.examples.PaymentMatch", classpath, rows)
+    no_grace = "dev.kchaos.examples.OrderPaymentJoin#withNoGrace"
+    _, (in_turn, at_once) = per_task(tmp_path, no_grace, classpath, rows)
     assert in_turn == at_once == expected
-    old_in_turn, old_at_once = one_driver(tmp_path, "dev.kchaos.examples.PaymentMatch",
-                                          classpath, rows)
+    old_in_turn, old_at_once = one_driver(tmp_path, no_grace, classpath, rows)
     assert old_at_once == expected and old_in_turn != expected
 
 

@@ -1,4 +1,4 @@
-"""A small model of the ledger app's windows and sessions (workloads/kstreams LedgerWindows,
+"""A small model of the ledger app's windows and sessions (kstreams-common WindowAggregations,
 as Kafka Streams runs them: KStreamWindowAggregate, KStreamSessionWindowAggregate with the
 cache off): the records each task sends for an input, for the window checks' tests.
 

@@ -68,7 +68,8 @@ def test_a_release_below_2_1_is_one_line_254_and_no_run_folder(
     assert "2.1" in err and "KIP-896" in err
 
 
-SHARED = ("Trace.java", "Flags.java", "CommitWatch.java")
+SHARED = ("Trace.java", "Flags.java", "CommitWatch.java", "LedgerStep.java", "RestoreTrace.java",
+          "PodConfig.java", "SmallWriteBuffer.java", "WindowAggregations.java")
 
 
 def test_the_trees_share_one_trace_format_flags_and_commit_watch(tmp_path: Path) -> None:

@@ -18,7 +18,9 @@ from test_kstreams_sut import whole_run
 import harness.sut.kstreams as kstreams_sut
 from harness.cli import main
 
-WINDOWS_JAVA = Path("src/main/java/dev/kchaos/kstreams/LedgerWindows.java")
+# The aggregations every tree builds (kstreams-common; each tree's LedgerWindows passes in
+# its release's window definitions): patched in the shared sources the 4.x tree compiles.
+WINDOWS_JAVA = Path("src/main/java/dev/kchaos/kstreams/WindowAggregations.java")
 # The window store's Materialized: the first `.withCachingDisabled())` of the file.
 LOGGED = ".withCachingDisabled())"
 NOT_LOGGED = ".withCachingDisabled().withLoggingDisabled())"
@@ -29,9 +31,9 @@ def unlogged_tree(root: Path) -> Path:
     window store keeps no changelog."""
     for tree in (kstreams_sut.APP_DIR, kstreams_sut.COMMON_DIR):
         shutil.copytree(tree, root / tree.name, ignore=shutil.ignore_patterns("target"))
-    source = root / kstreams_sut.APP_DIR.name / WINDOWS_JAVA
+    source = root / kstreams_sut.COMMON_DIR.name / WINDOWS_JAVA
     text = source.read_text()
-    assert text.count(LOGGED) == 2, "LedgerWindows changed: patch its window store again"
+    assert text.count(LOGGED) == 2, "WindowAggregations changed: patch its window store again"
     source.write_text(text.replace(LOGGED, NOT_LOGGED, 1))
     return root / kstreams_sut.APP_DIR.name
 

@@ -1,7 +1,7 @@
 """The ledger's windowed and session state: topics, stores, records and window geometry.
 
 Besides balances, the Kafka Streams ledger app aggregates each account's input records
-into hopping windows and into sessions (workloads/kstreams LedgerWindows), as most Kafka
+into hopping windows and into sessions (kstreams-common WindowAggregations), as most Kafka
 Streams apps keep windowed or session state. Those stores are segmented (each segment its
 own RocksDB, rolled and dropped by time), and the geometry below is chosen so that, at the
 input's own record timestamps (the client's send time), segments roll and expire inside a

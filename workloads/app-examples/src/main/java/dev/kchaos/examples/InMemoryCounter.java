@@ -6,14 +6,13 @@ import java.util.Properties;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
- * A deliberately broken app: a per-key click counter ("clicks" -> "click-counts", key ->
+ * A deliberately broken app: a per-key click counter ("clicks", Clicks -> "click-counts", key ->
  * running count as text) whose counts live in a plain HashMap of the processor, outside
  * Kafka Streams' state stores. Nothing is logged to a changelog or restored, so the counts
  * are lost when a task moves to another pod or a pod restarts: the counting starts again at
@@ -21,14 +20,13 @@ import org.apache.kafka.streams.processor.api.Record;
  * it is correct, so it shows that the faults, not the input, expose the bug.
  */
 public final class InMemoryCounter {
-    public static final String CLICKS = "clicks";
     public static final String COUNTS = "click-counts";
 
     private InMemoryCounter() {}
 
     public static Topology topology(Properties config) {
         StreamsBuilder builder = new StreamsBuilder();
-        builder.stream(CLICKS, Consumed.with(Serdes.String(), Serdes.String()))
+        Clicks.stream(builder)
             .process(Counter::new)
             .to(COUNTS, Produced.with(Serdes.String(), Serdes.String()));
         return builder.build();

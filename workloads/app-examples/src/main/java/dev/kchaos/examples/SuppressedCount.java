@@ -2,11 +2,8 @@ package dev.kchaos.examples;
 
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.kstream.Consumed;
-import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
@@ -19,19 +16,16 @@ import org.apache.kafka.streams.kstream.TimeWindows;
  * task), and the oracle judges it.
  */
 public class SuppressedCount {
-    public static final String CLICKS = "clicks";
     public static final String FINAL = "final-clicks-per-window";
 
     public Topology build() {
         StreamsBuilder builder = new StreamsBuilder();
-        builder.stream(CLICKS, Consumed.with(Serdes.String(), Serdes.String()))
-            .groupByKey(Grouped.with(Serdes.String(), Serdes.String()))
+        Clicks.byUser(builder)
             .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofSeconds(5)))
             .count()
             .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()))
             .toStream()
-            .map((window, count) -> KeyValue.pair(window.key() + "@" + window.window().start(),
-                                                  String.valueOf(count)))
+            .map(Clicks::countAtStart)
             .to(FINAL, Produced.with(Serdes.String(), Serdes.String()));
         return builder.build();
     }

@@ -31,6 +31,9 @@ final class Flags {
             }
             String name = args[i].substring(2);
             if (name.equals("streams-config")) {
+                if (args[i + 1].indexOf('=') <= 0) {
+                    throw new IllegalArgumentException("--streams-config wants KEY=VALUE, got " + args[i + 1]);
+                }
                 flags.streamsConfig.add(args[i + 1]);
             } else if (KNOWN.contains(name)) {
                 flags.values.put(name, args[i + 1]);
@@ -47,6 +50,17 @@ final class Flags {
             throw new IllegalArgumentException("--bugs switches exist in the Python worker only");
         }
         return flags;
+    }
+
+    /** A ledger pod's flags; bad ones end the process: one line and exit 2. */
+    static Flags parseOrExit(String[] args) {
+        try {
+            return parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("kstreams-ledger: " + e.getMessage());
+            System.exit(2);
+            throw e;  // not reached
+        }
     }
 
     String get(String name, String fallback) {

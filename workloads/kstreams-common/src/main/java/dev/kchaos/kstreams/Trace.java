@@ -25,6 +25,11 @@ final class Trace {
         this.pod = pod;
     }
 
+    /** A pod's trace: the file --trace names (none: nothing written), as --instance-id. */
+    static Trace forPod(Flags flags) throws IOException {
+        return new Trace(flags.get("trace", null), flags.get("instance-id", "pod-0"));
+    }
+
     /** Wall-clock nanoseconds, the clock of Python's time.time_ns() in the harness. */
     static long nowNs() {
         Instant now = Instant.now();

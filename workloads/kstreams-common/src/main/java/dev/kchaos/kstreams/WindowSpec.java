@@ -19,22 +19,23 @@ import org.apache.kafka.streams.kstream.Windowed;
  */
 final class WindowSpec {
     private static final ObjectMapper JSON = new ObjectMapper();
-    final long retentionMs;
-    final long segmentMs;
-    final long sizeMs;
-    final long advanceMs;
-    final long graceMs;
-    final long sessionGapMs;
-    final long sessionGraceMs;
+    // Durations, as the DSL takes them (the window store's supplier: toMillis()).
+    final Duration retention;
+    final Duration segment;
+    final Duration size;
+    final Duration advance;
+    final Duration grace;
+    final Duration sessionGap;
+    final Duration sessionGrace;
 
     private WindowSpec(Map<String, Long> v) {
-        retentionMs = v.get("retention_ms");
-        segmentMs = v.get("segment_ms");
-        sizeMs = v.get("size_ms");
-        advanceMs = v.get("advance_ms");
-        graceMs = v.get("grace_ms");
-        sessionGapMs = v.get("session_gap_ms");
-        sessionGraceMs = v.get("session_grace_ms");
+        retention = Duration.ofMillis(v.get("retention_ms"));
+        segment = Duration.ofMillis(v.get("segment_ms"));
+        size = Duration.ofMillis(v.get("size_ms"));
+        advance = Duration.ofMillis(v.get("advance_ms"));
+        grace = Duration.ofMillis(v.get("grace_ms"));
+        sessionGap = Duration.ofMillis(v.get("session_gap_ms"));
+        sessionGrace = Duration.ofMillis(v.get("session_grace_ms"));
     }
 
     /** The aggregation both trees' LedgerWindows run (the DSL types exist from 2.1 on). */
@@ -68,30 +69,6 @@ final class WindowSpec {
             }
         }
         return new WindowSpec(values);
-    }
-
-    Duration size() {
-        return Duration.ofMillis(sizeMs);
-    }
-
-    Duration advance() {
-        return Duration.ofMillis(advanceMs);
-    }
-
-    Duration grace() {
-        return Duration.ofMillis(graceMs);
-    }
-
-    Duration sessionGap() {
-        return Duration.ofMillis(sessionGapMs);
-    }
-
-    Duration sessionGrace() {
-        return Duration.ofMillis(sessionGraceMs);
-    }
-
-    Duration retention() {
-        return Duration.ofMillis(retentionMs);
     }
 
     /** The aggregate, "count,sum" of the amounts (a string: the stores' values stay

@@ -2,12 +2,11 @@ package dev.kchaos.kstreams;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.streams.KafkaStreams;
@@ -20,6 +19,7 @@ import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.TransformerSupplier;
 import org.apache.kafka.streams.processor.ProcessorSupplier;
+import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
@@ -41,7 +41,7 @@ import org.apache.kafka.streams.state.Stores;
  *   before 2.8) traces `fatal` and the app closes and exits 1, as SHUTDOWN_CLIENT does in
  *   workloads/kstreams.
  * Trace events this generation cannot emit: `standby-update-start`/`-suspended` (no
- * StandbyUpdateListener before 3.7), `restore-suspended` before 3.5 (Listeners.java).
+ * StandbyUpdateListener before 3.7), `restore-suspended` before 3.5 (tracesRestoreSuspended).
  * Exit 0 after SIGTERM (a clean close), 1 when the client goes to ERROR or a thread dies,
  * 2 on bad flags.
  */
@@ -79,53 +79,13 @@ public final class LedgerApp {
         return constant(ConsumerConfig.class, "GROUP_INSTANCE_ID_CONFIG");
     }
 
+    /** PodConfig's settings with what this release has (the class comment). */
     static Properties config(Flags f) {
-        Properties p = new Properties();
-        p.put(StreamsConfig.APPLICATION_ID_CONFIG, f.get("application-id", "ledger-app"));
-        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, f.get("bootstrap", null));
-        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee(f.get("guarantee", "exactly_once_v2")));
-        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, f.integer("threads", 1));
-        p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, f.integer("standbys", 0));
-        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, f.integer("commit-interval-ms", 500));
-        p.put(StreamsConfig.STATE_DIR_CONFIG, f.get("state-dir", null));
-        // Kafka Streams' cleaner runs every state.cleanup.delay.ms: one setting for both.
-        p.put(StreamsConfig.STATE_CLEANUP_DELAY_MS_CONFIG, f.integer("cleaner-delay-ms", 600_000));
         String cache = constant(StreamsConfig.class, "STATESTORE_CACHE_MAX_BYTES_CONFIG");
-        p.put(cache != null ? cache : "cache.max.bytes.buffering", 0); // writes reach RocksDB at once
-        p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, SmallWriteBuffer.class.getName());
-        p.put(SmallWriteBuffer.WRITE_BUFFER_BYTES, f.get("write-buffer-bytes", "65536"));
-        if (f.has("write-buffer-count")) {  // else Kafka Streams' own (3 a store)
-            p.put(SmallWriteBuffer.WRITE_BUFFER_COUNT, f.get("write-buffer-count", "3"));
-        }
-        p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
-        p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
-        String instanceId = groupInstanceIdConfig();
-        if (instanceId != null) {
-            p.put(StreamsConfig.consumerPrefix(instanceId), f.get("instance-id", "pod-0"));
-        }
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG),
-              f.integer("session-timeout-ms", 10_000));
-        // Knob flags, passed only when set (as in workloads/kstreams, whose Flags list they
-        // come from); otherwise Kafka Streams' own. Settings and prefixes exist from 2.0 on.
-        if (f.has("transaction-timeout-ms")) {
-            p.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
-                  f.integer("transaction-timeout-ms", 10_000));
-        }
-        if (f.has("max-poll-records")) {  // every consumer; the restore one may differ
-            p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, f.integer("max-poll-records", 1000));
-        }
-        if (f.has("restore-max-poll-records")) {
-            p.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG),
-                  f.integer("restore-max-poll-records", 1000));
-        }
-        for (String setting : f.streamsConfig) {
-            int eq = setting.indexOf('=');
-            if (eq <= 0) {
-                throw new IllegalArgumentException("--streams-config wants KEY=VALUE, got " + setting);
-            }
-            p.put(setting.substring(0, eq), setting.substring(eq + 1));
-        }
-        return p;
+        Properties p = PodConfig.shared(f, guarantee(f.get("guarantee", "exactly_once_v2")),
+                                        cache != null ? cache : "cache.max.bytes.buffering",
+                                        groupInstanceIdConfig());
+        return PodConfig.overrides(p, f);
     }
 
     static StoreBuilder<KeyValueStore<String, String>> store(String name) {
@@ -160,9 +120,23 @@ public final class LedgerApp {
         return builder.build();
     }
 
+    /** Whether this release's StateRestoreListener has onRestoreSuspended (3.5 on, KIP-869):
+     * RestoreTrace declares it without @Override, so 3.5 and 3.6 call it and none before. */
+    static boolean tracesRestoreSuspended() {
+        try {
+            StateRestoreListener.class.getMethod(
+                "onRestoreSuspended", TopicPartition.class, String.class, long.class);
+            return true;
+        } catch (NoSuchMethodException e) {
+            return false;
+        }
+    }
+
+    /** The trace events this release cannot emit: no StandbyUpdateListener (KIP-988) before
+     * 3.7, so never the standby ones; restore-suspended before 3.5. */
     static List<String> cannotTrace() {
-        List<String> events = new ArrayList<>(Arrays.asList(Listeners.CANNOT_TRACE));
-        if (!Listeners.tracesRestoreSuspended()) {
+        List<String> events = new ArrayList<>(List.of("standby-update-start", "standby-update-suspended"));
+        if (!tracesRestoreSuspended()) {
             events.add("restore-suspended");
         }
         return events;
@@ -170,18 +144,9 @@ public final class LedgerApp {
 
     @SuppressWarnings("deprecation") // the Thread.UncaughtExceptionHandler: deprecated from 2.8
     public static void main(String[] args) throws Exception {
-        Flags flags;
-        Properties config;
-        try {
-            flags = Flags.parse(args);
-            config = config(flags);
-        } catch (IllegalArgumentException e) {
-            System.err.println("kstreams-ledger: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        String pod = flags.get("instance-id", "pod-0");
-        Trace trace = new Trace(flags.get("trace", null), pod);
+        Flags flags = Flags.parseOrExit(args);
+        Properties config = config(flags);
+        Trace trace = Trace.forPod(flags);
         LogTrace.install(trace); // lock-failed, cleaner-delete: from Kafka Streams' log lines
         StateDirTrace.install(trace); // cleaner passes, locks, checkpoint reads: StateDirAgent
         Topology topology = topology(flags, trace);
@@ -193,8 +158,10 @@ public final class LedgerApp {
             + " (generation " + GENERATION + "), guarantee " + used + " for " + asked
             + (staticMembership ? ", static membership" : ", no static membership (before 2.3)"));
         KafkaStreams streams = new KafkaStreams(topology, config);
-        Listeners listeners = new Listeners(trace, flags.get("accounts-topic", "ledger-accounts"));
-        streams.setGlobalStateRestoreListener(listeners);
+        // The ledger's stores are all in sub-topology 0: a changelog partition p is task 0_p.
+        String accountsTopic = flags.get("accounts-topic", "ledger-accounts");
+        streams.setGlobalStateRestoreListener(
+            new RestoreTrace(trace, accountsTopic::equals, (store, partition) -> "0_" + partition));
         CountDownLatch done = new CountDownLatch(1);
         int[] exit = {0};
         streams.setStateListener((to, from) -> {

@@ -1,51 +1,27 @@
 package dev.kchaos.kstreams;
 
 import java.lang.reflect.Constructor;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.kstream.Grouped;
-import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
-import org.apache.kafka.streams.kstream.Materialized;
-import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.TimeWindows;
-import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 
 /**
- * The ledger's windows and sessions on Kafka Streams 2.1 to 3.6 (workloads/kstreams
- * LedgerWindows for what and why), on the window APIs all of them have: TimeWindows.of
- * and grace, SessionWindows.with and grace (deprecated from 3.0, gone in 4.0).
+ * The ledger's windows and sessions (WindowAggregations, kstreams-common) on Kafka Streams
+ * 2.1 to 3.6, on the window APIs all of them have: TimeWindows.of and grace,
+ * SessionWindows.with and grace (deprecated from 3.0, gone in 4.0).
  */
 final class LedgerWindows {
-    static final String WINDOWS = "windows";
-    static final String SESSIONS = "sessions";
-
     private LedgerWindows() {}
 
     @SuppressWarnings("deprecation")
     static void add(KStream<String, String> events, WindowSpec spec, String windowsTopic,
                     String sessionsTopic) {
-        KGroupedStream<String, String> byAccount =
-            events.groupByKey(Grouped.with(Serdes.String(), Serdes.String()));
-        byAccount.windowedBy(TimeWindows.of(spec.size()).advanceBy(spec.advance())
-                                 .grace(spec.grace()))
-            .aggregate(WindowSpec.EMPTY, WindowSpec.ADD,
-                       Materialized.<String, String>as(windowStore(spec))
-                           .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
-                           .withCachingDisabled())
-            .toStream()
-            .map(WindowSpec::output)
-            .to(windowsTopic, Produced.with(Serdes.String(), Serdes.String()));
-        byAccount.windowedBy(SessionWindows.with(spec.sessionGap()).grace(spec.sessionGrace()))
-            .aggregate(WindowSpec.EMPTY, WindowSpec.ADD, WindowSpec.MERGE,
-                       Materialized.<String, String>as(
-                               Stores.persistentSessionStore(SESSIONS, spec.retention()))
-                           .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
-                           .withCachingDisabled())
-            .toStream()
-            .map(WindowSpec::output)
-            .to(sessionsTopic, Produced.with(Serdes.String(), Serdes.String()));
+        WindowAggregations.add(
+            events, spec, windowsTopic, sessionsTopic,
+            TimeWindows.of(spec.size).advanceBy(spec.advance).grace(spec.grace),
+            windowStore(spec),
+            SessionWindows.with(spec.sessionGap).grace(spec.sessionGrace));
     }
 
     /**
@@ -62,13 +38,15 @@ final class LedgerWindows {
                 Class<?>[] types = c.getParameterTypes();
                 if (types.length == 6 && types[5] == boolean.class) {
                     return (WindowBytesStoreSupplier) c.newInstance(
-                        WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false, true);
+                        WindowAggregations.WINDOWS, spec.retention.toMillis(), spec.segment.toMillis(),
+                        spec.size.toMillis(), false, true);
                 }
             }
             for (Constructor<?> c : supplier.getConstructors()) {
                 if (c.getParameterTypes().length == 5) {
                     return (WindowBytesStoreSupplier) c.newInstance(
-                        WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false);
+                        WindowAggregations.WINDOWS, spec.retention.toMillis(), spec.segment.toMillis(),
+                        spec.size.toMillis(), false);
                 }
             }
         } catch (ReflectiveOperationException e) {

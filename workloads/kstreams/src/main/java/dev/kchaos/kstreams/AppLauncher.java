@@ -133,7 +133,7 @@ public final class AppLauncher {
         } catch (IllegalArgumentException e) {
             throw new Refused(e.getMessage());
         }
-        Trace trace = new Trace(flags.get("trace", null), flags.get("instance-id", "pod-0"));
+        Trace trace = Trace.forPod(flags);
         if (entry.isMain()) {
             return AppMainPod.run(entry, flags, trace);
         }

@@ -2,6 +2,7 @@ package dev.kchaos.kstreams;
 
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
 import org.rocksdb.AbstractEventListener;
 import org.rocksdb.FlushJobInfo;
 import org.rocksdb.RocksDB;
@@ -17,13 +18,11 @@ import org.rocksdb.RocksDB;
 final class FlushTrace extends AbstractEventListener {
     private static volatile Trace installed;
 
-    /** The pod's trace, for the listeners Kafka Streams has RocksDB create (main). */
+    /** The pod's trace, for the listeners Kafka Streams has RocksDB create (main): one on
+     * every store from now on (SmallWriteBuffer). */
     static void install(Trace podTrace) {
         installed = podTrace;
-    }
-
-    static boolean installed() {
-        return installed != null;
+        SmallWriteBuffer.alsoOnEveryStore(options -> options.setListeners(List.of(new FlushTrace())));
     }
 
     @Override

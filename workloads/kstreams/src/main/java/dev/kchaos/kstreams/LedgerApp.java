@@ -85,16 +85,8 @@ public final class LedgerApp {
     }
 
     public static void main(String[] args) throws Exception {
-        Flags flags;
-        try {
-            flags = Flags.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("kstreams-ledger: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        String pod = flags.get("instance-id", "pod-0");
-        Trace trace = new Trace(flags.get("trace", null), pod);
+        Flags flags = Flags.parseOrExit(args);
+        Trace trace = Trace.forPod(flags);
         FlushTrace.install(trace);
         Topology topology = topology(flags, trace);
         int exit = Pod.run(Pod.config(flags), trace, topology, false);

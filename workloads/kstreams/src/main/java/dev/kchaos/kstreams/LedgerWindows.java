@@ -1,61 +1,32 @@
 package dev.kchaos.kstreams;
 
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.kstream.Grouped;
-import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
-import org.apache.kafka.streams.kstream.Materialized;
-import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.TimeWindows;
-import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 import org.apache.kafka.streams.state.internals.RocksDbWindowBytesStoreSupplier;
 
 /**
- * The ledger's windowed and session state (workloads/ledger/windowed.py): each account's
- * input records aggregated into hopping windows and into sessions, count and sum of the
- * amounts, every update sent to an output topic of its own. The input is keyed by account,
- * so both aggregations stay in the ledger's sub-topology (tasks 0_p, no repartition).
- *
- * The window store is built with the run's segment interval: the DSL's own store has
- * max(retention / 2, 60 s), which rolls no segment inside a minute's run. The session
- * store is the DSL's persistent one (its segment interval follows its retention).
+ * The ledger's windows and sessions (WindowAggregations, kstreams-common) on the window
+ * APIs of 3.0 on: TimeWindows.ofSizeAndGrace, SessionWindows.ofInactivityGapAndGrace, and
+ * the window store's supplier with its store type.
  */
 final class LedgerWindows {
-    static final String WINDOWS = "windows";
-    static final String SESSIONS = "sessions";
-
     private LedgerWindows() {}
 
     static void add(KStream<String, String> events, WindowSpec spec, String windowsTopic,
                     String sessionsTopic) {
-        KGroupedStream<String, String> byAccount =
-            events.groupByKey(Grouped.with(Serdes.String(), Serdes.String()));
-        byAccount.windowedBy(TimeWindows.ofSizeAndGrace(spec.size(), spec.grace())
-                                 .advanceBy(spec.advance()))
-            .aggregate(WindowSpec.EMPTY, WindowSpec.ADD,
-                       Materialized.<String, String>as(windowStore(spec))
-                           .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
-                           .withCachingDisabled())
-            .toStream()
-            .map(WindowSpec::output)
-            .to(windowsTopic, Produced.with(Serdes.String(), Serdes.String()));
-        byAccount.windowedBy(SessionWindows.ofInactivityGapAndGrace(spec.sessionGap(),
-                                                                    spec.sessionGrace()))
-            .aggregate(WindowSpec.EMPTY, WindowSpec.ADD, WindowSpec.MERGE,
-                       Materialized.<String, String>as(
-                               Stores.persistentSessionStore(SESSIONS, spec.retention()))
-                           .withKeySerde(Serdes.String()).withValueSerde(Serdes.String())
-                           .withCachingDisabled())
-            .toStream()
-            .map(WindowSpec::output)
-            .to(sessionsTopic, Produced.with(Serdes.String(), Serdes.String()));
+        WindowAggregations.add(
+            events, spec, windowsTopic, sessionsTopic,
+            TimeWindows.ofSizeAndGrace(spec.size, spec.grace).advanceBy(spec.advance),
+            windowStore(spec),
+            SessionWindows.ofInactivityGapAndGrace(spec.sessionGap, spec.sessionGrace));
     }
 
     static WindowBytesStoreSupplier windowStore(WindowSpec spec) {
         return new RocksDbWindowBytesStoreSupplier(
-            WINDOWS, spec.retentionMs, spec.segmentMs, spec.sizeMs, false,
+            WindowAggregations.WINDOWS, spec.retention.toMillis(), spec.segment.toMillis(),
+            spec.size.toMillis(), false,
             RocksDbWindowBytesStoreSupplier.WindowStoreTypes.TIMESTAMPED_WINDOW_STORE);
     }
 }
