@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faults import knobs
-from harness.config.run import knob_default
+from harness.config.drawn import knob_default
 from harness.errors import UsageError
 
 

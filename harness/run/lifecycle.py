@@ -57,9 +57,8 @@ class RunOutcome:
 
 
 def draw_run_plan(config: RunConfig) -> Plan:
-    """The run's plan, drawn from its settings, the fault kinds its platform can apply here
-    (recorded in the plan, which `repro`, `shrink` and `bisect` replay) and those its system
-    under test cannot take (a broad profile leaves them out)."""
+    """The run's plan, from its settings, the fault kinds its platform applies here and those
+    its SUT refuses (a broad profile leaves them out); `repro`, `shrink`, `bisect` replay it."""
     from harness.platforms import platform_kinds
 
     return draw_plan(config.seed, config.profile, config.pods, config.brokers,
@@ -173,8 +172,7 @@ class Run:
         self.info["bootstrap"] = bootstrap
         part("kafka")
         self.workload.setup(bootstrap, replication=min(3, c.brokers))
-        ran_with = self.workload.ran_with()
-        if ran_with:  # the app's guarantee and cache, whose each was (harness/app/guarantee.py)
+        if ran_with := self.workload.ran_with():  # an app's guarantee, cache and whose each was
             self.info["ran_with"] = dict(ran_with)
             write_json(self.run_dir / "run.json", self.info)
         part("topics")

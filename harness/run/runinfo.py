@@ -15,7 +15,8 @@ from common.fault_traits import TRAITS_KEY, traits_json
 from faults.kinds import traits_of
 from faults.model import Plan
 from faults.nemesis import StepOutcome
-from harness.config.run import RunConfig, knobs_section, repro_command
+from harness.config.drawn import knobs_section
+from harness.config.run import RunConfig, repro_command
 from harness.kafka.jars import kafka_version
 
 

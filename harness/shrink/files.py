@@ -11,7 +11,8 @@ from typing import Any
 
 from faults.model import Plan
 from harness.anomalies import TARGET_KEY
-from harness.config.run import RunConfig, knob_default, knobs_section, undrawn, validate
+from harness.config.drawn import knob_default, knobs_section, undrawn
+from harness.config.run import RunConfig, validate
 from harness.errors import UsageError
 from harness.report.shrinks import LOG_FILE
 from harness.results import write_json
