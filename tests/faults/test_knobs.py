@@ -17,14 +17,8 @@ from faults import knobs
 from faults.params import ProfileSettings
 from faults.plan import PROFILES, REGISTRY, plan
 from faults.windows import longest_session_s, newcomer_takes_a_task
-from harness.config.run import (
-    RunConfig,
-    knob_default,
-    plan_settings,
-    profile_settings,
-    resolve,
-    undrawn,
-)
+from harness.config.drawn import knob_default, undrawn
+from harness.config.run import RunConfig, plan_settings, profile_settings, resolve
 from harness.errors import UsageError
 from harness.sut.base import ONLY_WHEN_SET, PodPaths, PodSettings
 from workloads.worker.config import parse_args

@@ -12,7 +12,8 @@ import pytest
 from shrink_fixtures import STEPS
 
 from faults.model import Plan
-from harness.config.run import RunConfig, knob_default, resolve
+from harness.config.drawn import knob_default
+from harness.config.run import RunConfig, resolve
 from harness.run.command import read_config_and_plan
 from harness.shrink import command
 from harness.shrink.files import admissible, original_variant, variant_config
