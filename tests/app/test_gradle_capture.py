@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from gradle_layout import EXAMPLE_MAIN, example_install, example_jars, example_spec, shadow_jar
 
+from harness.app.guarantee import BY_APP, ChosenGuarantee
 from harness.config.run import resolve
 from harness.sut.app import UserApp
+
+OWN_GUARANTEE = ChosenGuarantee("exactly_once_v2", BY_APP)  # WindowedCount's main sets it
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs("mvn")]
 
@@ -29,7 +32,7 @@ def test_an_install_folder_runs_the_main_its_start_script_names(tmp_path: Path) 
     assert app.entry.app_main == EXAMPLE_MAIN
     assert app.description.sources == ("clicks",) and app.description.sinks
     assert {"kafka-streams", "kafka-clients"} <= set(app.dropped)
-    assert app.guarantee() == ("exactly_once_v2", "the app's")  # its main's, captured
+    assert app.guarantee() == OWN_GUARANTEE  # its main's, captured
     assert not app.bundled
 
 
@@ -40,4 +43,4 @@ def test_a_shadow_jar_is_captured_with_kafka_streams_inside(tmp_path: Path) -> N
     assert app.entry.app_main == EXAMPLE_MAIN
     assert app.bundled == (jar.name,)
     assert app.description.sources == ("clicks",)
-    assert app.guarantee() == ("exactly_once_v2", "the app's")
+    assert app.guarantee() == OWN_GUARANTEE
