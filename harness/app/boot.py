@@ -10,7 +10,7 @@ launcher's, looking for its binding in the system class loader, blind to the app
 in the child: Spring Boot stops ("LoggerFactory is not a Logback LoggerContext"). On one
 flat classpath the launcher's Kafka Streams replaces the app's by artifact id as for every
 other `--app`, the app's logging binding can take the launcher's place
-(harness/app/build.py `app_logging`), the Java agent sees one KafkaStreams class, and the
+(harness/app/build.py `launcher_for`), the Java agent sees one KafkaStreams class, and the
 docker platform's folder of jars works unchanged. Spring Boot documents the unpacked
 layout as a way to run the app (`java -cp BOOT-INF/classes:BOOT-INF/lib/* <Start-Class>`).
 
@@ -29,7 +29,6 @@ BOOT_CLASSES = "BOOT-INF/classes/"
 BOOT_LIB = "BOOT-INF/lib/"
 CLASSPATH_INDEX = "BOOT-INF/classpath.idx"
 START_CLASS = "Start-Class"
-WAR_HINT = "WEB-INF/lib-provided/"
 
 
 def manifest_attributes(archive: zipfile.ZipFile) -> dict[str, str]:
@@ -79,18 +78,33 @@ def _library_order(archive: zipfile.ZipFile, jar: Path) -> list[str]:
     return indexed + [n for n in libs if n not in indexed]
 
 
+def _checked(archive: zipfile.ZipFile, jar: Path) -> tuple[str, list[str]]:
+    """The Start-Class and the libraries in order of a Boot jar; UsageError, one line, for
+    one that is broken."""
+    start = manifest_attributes(archive).get(START_CLASS)
+    if not start:
+        raise _fault(jar, "names no Start-Class in its manifest (the app's main)")
+    if not any(n.startswith(BOOT_CLASSES) for n in archive.namelist()):
+        raise _fault(jar, "has no BOOT-INF/classes/ (the app's own classes)")
+    return start, _library_order(archive, jar)
+
+
+def check_boot_jar(jar: Path) -> None:
+    """UsageError, one line, for a broken Boot jar: said before a run folder exists."""
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            _checked(archive, jar)
+    except zipfile.BadZipFile as exc:
+        raise _fault(jar, f"cannot be read ({exc})") from exc
+
+
 def unpack_boot_jar(jar: Path, into: Path) -> None:
     """Writes the jar's classes as `<jar>-classes.jar` and its libraries under `lib/` (in
     order: `lib/order.txt`) and its Start-Class to `start-class.txt`; UsageError, one line,
     for a Boot jar that is broken (no Start-Class, a library that is no jar, ...)."""
     try:
         with zipfile.ZipFile(jar) as archive:
-            start = manifest_attributes(archive).get(START_CLASS)
-            if not start:
-                raise _fault(jar, "names no Start-Class in its manifest (the app's main)")
-            if not any(n.startswith(BOOT_CLASSES) for n in archive.namelist()):
-                raise _fault(jar, "has no BOOT-INF/classes/ (the app's own classes)")
-            order = _library_order(archive, jar)
+            start, order = _checked(archive, jar)
             classes = into / f"{jar.stem}-classes.jar"
             with zipfile.ZipFile(classes, "w", zipfile.ZIP_DEFLATED) as out:
                 for info in archive.infolist():

@@ -13,7 +13,7 @@ included (connect-json, kafka-streams-examples, kafka-streams-scala with its Sca
 library). A jar that bundles Kafka Streams' classes itself (a fat jar) is run with the
 launcher's jars first, which win, and said in one line (`bundled_kafka_streams`). An app
 that brings its own SLF4J binding (Spring Boot's Logback) keeps it: the launcher's logging
-jars step aside (`app_logging`).
+jars step aside (`launcher_for`).
 
 Folders and coordinates are built once into the cache, keyed by what they are made from.
 """
@@ -29,7 +29,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.app.boot import boot_jar_digest, is_boot_jar, unpack_boot_jar, unpacked_layout
+from harness.app.boot import (
+    boot_jar_digest,
+    check_boot_jar,
+    is_boot_jar,
+    unpack_boot_jar,
+    unpacked_layout,
+)
 from harness.app.gradle import (
     gradle_project_hint,
     is_gradle_project,
@@ -73,6 +79,8 @@ def check_app(app: str) -> None:
     if path.is_file() and path.suffix != ".jar":
         raise UsageError(f"--app {app}: not a jar; give a .jar, a Maven project folder, a "
                          f"Gradle installDist folder or GROUP:ARTIFACT:VERSION")
+    if path.is_file() and is_boot_jar(path):
+        check_boot_jar(path)
     if path.is_dir():
         folder_kind(path)
     if not path.exists() and not COORDINATE.match(app):
@@ -174,14 +182,20 @@ def slf4j_bindings(jars: Iterable[Artifact]) -> tuple[Artifact, ...]:
     return tuple(found)
 
 
-def app_logging(jars: AppJars, launcher_libs: Iterable[Path]) -> tuple[Artifact, ...]:
-    """The app's own SLF4J bindings, other than the launcher's: where there is one, the
-    launcher's logging jars (`LAUNCHER_LOGGING`) leave the classpath, since two bindings
-    stop a Spring Boot app ("LoggerFactory is not a Logback LoggerContext", and Log4j's
+def launcher_for(launcher: tuple[Path, ...], jars: AppJars) -> tuple[tuple[Path, ...],
+                                                                      tuple[Artifact, ...]]:
+    """The launcher's jars (its own first) to put before the app's, and the app's own SLF4J
+    bindings other than the launcher's. Where the app brings one, the launcher's logging
+    jars (`LAUNCHER_LOGGING`) leave the classpath, and so are not provided: two bindings stop
+    a Spring Boot app ("LoggerFactory is not a Logback LoggerContext", and Log4j's
     "log4j-slf4j2-impl cannot be present with log4j-to-slf4j" beside Boot's bridge). The
     app's log is then its own, its configuration (logback.xml, logging.level.*) in force."""
-    provided = provided_artifacts(launcher_libs)
-    return slf4j_bindings(a for a in jars.libs if a.artifact not in provided)
+    provided = provided_artifacts(launcher[1:])
+    bindings = slf4j_bindings(a for a in jars.libs if a.artifact not in provided)
+    if not bindings:
+        return launcher, ()
+    return (launcher[0], *(j for j in launcher[1:]
+                           if Artifact.of_file(j).artifact not in LAUNCHER_LOGGING)), bindings
 
 
 def app_jars(app: str) -> AppJars:

@@ -19,13 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.app.build import (
-    LAUNCHER_LOGGING,
     AppJars,
-    Artifact,
     app_jars,
-    app_logging,
     bundled_kafka_streams,
     check_app,
+    launcher_for,
     provided_artifacts,
 )
 from harness.app.entry import Entry, resolve_entry
@@ -151,11 +149,8 @@ class UserApp:
         require_java()
         launcher = kstreams.build(self.version)
         jars: AppJars = app_jars(self.app)
-        launcher_jars = launcher.jars
-        self.logging = tuple(a.name for a in app_logging(jars, launcher.jars[1:]))
-        if self.logging:  # the app's binding, not a second one beside it
-            launcher_jars = tuple(j for j in launcher.jars
-                                  if Artifact.of_file(j).artifact not in LAUNCHER_LOGGING)
+        launcher_jars, bindings = launcher_for(launcher.jars, jars)
+        self.logging = tuple(a.name for a in bindings)  # the app's binding, not a second
         provided = provided_artifacts(launcher_jars[1:])
         kept = jars.classpath(provided)
         self.dropped = tuple(a.name for a in jars.dropped(provided))
