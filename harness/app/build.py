@@ -1,7 +1,8 @@
 """The user's app on this machine: `--app` is a jar (a shadow jar too), a Maven project
 folder (built with `mvn package`), a Gradle `installDist` folder or a folder of jars
 (harness/app/gradle.py) or a Maven coordinate GROUP:ARTIFACT:VERSION (fetched with its
-runtime dependencies); the result is the jars the pods and the reference put on their
+runtime dependencies); a Spring Boot executable jar, given or built by the project, is
+unpacked (harness/app/boot.py); the result is the jars the pods and the reference put on their
 classpath after the launcher's.
 
 Every dependency is fetched (in Maven's repository layout, so each jar's group and artifact
@@ -10,7 +11,9 @@ Streams, the clients and what they bring, at the run's release: `provided_artifa
 the app runs on the release the run names and keeps the rest, Kafka's own artifacts
 included (connect-json, kafka-streams-examples, kafka-streams-scala with its Scala
 library). A jar that bundles Kafka Streams' classes itself (a fat jar) is run with the
-launcher's jars first, which win, and said in one line (`bundled_kafka_streams`).
+launcher's jars first, which win, and said in one line (`bundled_kafka_streams`). An app
+that brings its own SLF4J binding (Spring Boot's Logback) keeps it: the launcher's logging
+jars step aside (`launcher_for`).
 
 Folders and coordinates are built once into the cache, keyed by what they are made from.
 """
@@ -26,6 +29,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.app.boot import (
+    boot_jar_digest,
+    check_boot_jar,
+    is_boot_jar,
+    unpack_boot_jar,
+    unpacked_layout,
+)
 from harness.app.gradle import (
     gradle_project_hint,
     is_gradle_project,
@@ -44,6 +54,12 @@ LAYOUT = "v2"
 # A jar file's artifact id: what comes before "-<version>" (versions start with a digit).
 ARTIFACT_OF_FILE = re.compile(r"^(?P<artifact>.+?)-\d[^/]*\.jar$")
 KAFKA_STREAMS_CLASS = "org/apache/kafka/streams/KafkaStreams.class"
+# The launcher's logging (SLF4J routed to Log4j 2, workloads/kstreams/pom.xml): left out of
+# the classpath, and so not provided, when the app brings a binding of its own.
+LAUNCHER_LOGGING = frozenset({"slf4j-api", "log4j-slf4j2-impl", "log4j-core", "log4j-api"})
+# What marks a jar as an SLF4J binding: SLF4J 2's provider service, SLF4J 1's binder.
+SLF4J_BINDING_FILES = ("META-INF/services/org.slf4j.spi.SLF4JServiceProvider",
+                       "org/slf4j/impl/StaticLoggerBinder.class")
 # The pom that fetches a coordinate with its runtime dependencies.
 FETCH_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -63,6 +79,8 @@ def check_app(app: str) -> None:
     if path.is_file() and path.suffix != ".jar":
         raise UsageError(f"--app {app}: not a jar; give a .jar, a Maven project folder, a "
                          f"Gradle installDist folder or GROUP:ARTIFACT:VERSION")
+    if path.is_file() and is_boot_jar(path):
+        check_boot_jar(path)
     if path.is_dir():
         folder_kind(path)
     if not path.exists() and not COORDINATE.match(app):
@@ -151,12 +169,41 @@ def bundled_kafka_streams(jars: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(bundled)
 
 
+def slf4j_bindings(jars: Iterable[Artifact]) -> tuple[Artifact, ...]:
+    """The jars that are SLF4J bindings (Logback, slf4j-simple, Log4j's own, ...)."""
+    found = []
+    for jar in jars:
+        try:
+            with zipfile.ZipFile(jar.path) as archive:
+                if any(name in archive.NameToInfo for name in SLF4J_BINDING_FILES):
+                    found.append(jar)
+        except (OSError, zipfile.BadZipFile):
+            continue
+    return tuple(found)
+
+
+def launcher_for(launcher: tuple[Path, ...], jars: AppJars) -> tuple[tuple[Path, ...],
+                                                                      tuple[Artifact, ...]]:
+    """The launcher's jars (its own first) to put before the app's, and the app's own SLF4J
+    bindings other than the launcher's. Where the app brings one, the launcher's logging
+    jars (`LAUNCHER_LOGGING`) leave the classpath, and so are not provided: two bindings stop
+    a Spring Boot app ("LoggerFactory is not a Logback LoggerContext", and Log4j's
+    "log4j-slf4j2-impl cannot be present with log4j-to-slf4j" beside Boot's bridge). The
+    app's log is then its own, its configuration (logback.xml, logging.level.*) in force."""
+    provided = provided_artifacts(launcher[1:])
+    bindings = slf4j_bindings(a for a in jars.libs if a.artifact not in provided)
+    if not bindings:
+        return launcher, ()
+    return (launcher[0], *(j for j in launcher[1:]
+                           if Artifact.of_file(j).artifact not in LAUNCHER_LOGGING)), bindings
+
+
 def app_jars(app: str) -> AppJars:
     """The jars of `--app`, building or fetching it the first time."""
     check_app(app)
     path = Path(app)
     if path.is_file():
-        return AppJars((path.resolve(),))
+        return _boot_layout(path.resolve()) if is_boot_jar(path) else AppJars((path.resolve(),))
     if path.is_dir():
         folder = path.resolve()
         kind = folder_kind(folder)
@@ -219,7 +266,19 @@ def _built(project: Path) -> AppJars:
     own = tuple(sorted(folder.glob("*.jar")))
     if not own:
         raise UsageError(f"the app's build in {folder} has no jar: check its pom's packaging")
+    boot = [jar for jar in own if is_boot_jar(jar)]
+    if boot:  # spring-boot-maven-plugin's repackage: run as the jar it deploys
+        return _boot_layout(boot[0])
     return AppJars(own, _libs(folder / "libs"))
+
+
+def _boot_layout(jar: Path) -> AppJars:
+    """A Spring Boot executable jar's unpacked layout (harness/app/boot.py): its classes,
+    its BOOT-INF/lib in the classpath index's order, its Start-Class as the main."""
+    folder = _cached(f"boot-{jar.stem}-{boot_jar_digest(jar)}-{LAYOUT}",
+                     lambda into: unpack_boot_jar(jar, into))
+    classes, libs, start = unpacked_layout(folder)
+    return AppJars((classes,), tuple(map(Artifact.of_file, libs)), start)
 
 
 def _fetched(coordinate: str) -> AppJars:

@@ -14,6 +14,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.app.boot import manifest_attributes
 from harness.app.spec import InputSpec
 from harness.errors import UsageError
 
@@ -81,15 +82,9 @@ def main_class(jar: Path) -> str | None:
     """The Main-Class of a jar's manifest, if it names one."""
     try:
         with zipfile.ZipFile(jar) as archive:
-            manifest = archive.read("META-INF/MANIFEST.MF").decode("utf-8", "replace")
-    except (KeyError, OSError, zipfile.BadZipFile):
+            return manifest_attributes(archive).get("Main-Class") or None
+    except (OSError, zipfile.BadZipFile):
         return None
-    # Manifest lines wrap at 72 bytes: a continuation line starts with one space.
-    text = manifest.replace("\r\n", "\n").replace("\n ", "")
-    for line in text.splitlines():
-        if line.startswith("Main-Class:"):
-            return line.split(":", 1)[1].strip() or None
-    return None
 
 
 def resolve_entry(app_class: str | None, app_main: str | None, app_args: str | None,

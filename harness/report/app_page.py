@@ -84,6 +84,9 @@ def app_facts(run_dir: Path, run: Mapping[str, Any]) -> AppFacts | None:
     bundled = app.get("bundles_kafka_streams") or ()
     if bundled:
         rows.append(("bundles Kafka Streams (ignored)", ", ".join(map(str, bundled))))
+    logging = app.get("logging_binding") or ()
+    if logging:
+        rows.append(("logging", f"the app's own ({', '.join(map(str, logging))})"))
     return AppFacts(str(app.get("app") or config.get("app") or "?"), _entry(entry), release,
                     guarantee, chosen_by, tuple(rows))
 

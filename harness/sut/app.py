@@ -23,6 +23,7 @@ from harness.app.build import (
     app_jars,
     bundled_kafka_streams,
     check_app,
+    launcher_for,
     provided_artifacts,
 )
 from harness.app.entry import Entry, resolve_entry
@@ -137,6 +138,7 @@ class UserApp:
         self._agent: str | None = None
         self.dropped: tuple[str, ...] = ()  # the app's dependencies the launcher provides
         self.bundled: tuple[str, ...] = ()  # the app's jars with Kafka Streams in them
+        self.logging: tuple[str, ...] = ()  # the app's SLF4J bindings, used in place of ours
 
     @property
     def app_class(self) -> str:
@@ -147,7 +149,9 @@ class UserApp:
         require_java()
         launcher = kstreams.build(self.version)
         jars: AppJars = app_jars(self.app)
-        provided = provided_artifacts(launcher.jars[1:])
+        launcher_jars, bindings = launcher_for(launcher.jars, jars)
+        self.logging = tuple(a.name for a in bindings)  # the app's binding, not a second
+        provided = provided_artifacts(launcher_jars[1:])
         kept = jars.classpath(provided)
         self.dropped = tuple(a.name for a in jars.dropped(provided))
         self.bundled = tuple(j.name for j in bundled_kafka_streams(kept))
@@ -160,7 +164,7 @@ class UserApp:
                       f"({' '.join(jars.jvm_options)}) are not used: the pods run with the "
                       f"run's", highlight=False, soft_wrap=True)
         self._agent = str(launcher.jars[0])
-        self._classpath = (*launcher.classpath.split(":"), *(str(j) for j in kept))
+        self._classpath = (*(str(j) for j in launcher_jars), *(str(j) for j in kept))
         self._description = self._describe()
 
     @property
@@ -231,7 +235,8 @@ class UserApp:
                 "app_config": self.app_config, **self.ran_with(),
                 "sources": list(self.description.sources), "sinks": list(self.description.sinks),
                 "dropped_dependencies": list(self.dropped),
-                "bundles_kafka_streams": list(self.bundled)}
+                "bundles_kafka_streams": list(self.bundled),
+                "logging_binding": list(self.logging)}
 
     def _describe(self) -> TopologyDescription:
         result = subprocess.run(

@@ -89,7 +89,7 @@ def described(given: str | None, app: dict[str, str], spec: tuple[str, ...] = ()
     """A UserApp of a topology method as `prepare` leaves it, without a build."""
     user = UserApp.__new__(UserApp)
     user.app, user.version, user.entry = "app.jar", "4.2.2", Entry(app_class="example.App")
-    user.dropped, user.bundled = (), ()
+    user.dropped, user.bundled, user.logging = (), (), ()
     user.spec = InputSpec(path=Path("spec.yaml"), topics=(), config=spec)
     user.run_config, user.streams_config = run, (*spec, *run)
     user.given_guarantee = given

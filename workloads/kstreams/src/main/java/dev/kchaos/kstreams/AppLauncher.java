@@ -66,6 +66,9 @@ public final class AppLauncher {
         }
     }
 
+    /** What `temporary` made, removed by `end` as by the shutdown hooks it skips. */
+    private static final List<Path> TEMPORARY = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     public static void main(String[] args) {
         String mode = args.length == 0 ? "" : args[0];
         String[] rest = args.length == 0 ? args : java.util.Arrays.copyOfRange(args, 1, args.length);
@@ -80,10 +83,12 @@ public final class AppLauncher {
                 }
                 case "describe" -> {
                     describe(rest);
-                    System.out.flush();
-                    Runtime.getRuntime().halt(0);  // a main's threads and hooks are not ours to wait for
+                    end(0);
                 }
-                case "reference" -> ReferenceRun.reference(rest);
+                case "reference" -> {
+                    ReferenceRun.reference(rest);
+                    end(0);
+                }
                 default -> throw new Refused("no mode " + (mode.isEmpty() ? "given" : mode) + ": " + USAGE);
             }
         } catch (Refused e) {
@@ -93,7 +98,7 @@ public final class AppLauncher {
             if (mode.equals("pod")) {
                 Runtime.getRuntime().halt(e.exit);  // a KafkaStreams may have threads already
             }
-            System.exit(e.exit);
+            end(e.exit);
         } catch (Exception e) {
             System.out.flush();
             System.err.println(PREFIX + mode + " failed: " + e);
@@ -267,8 +272,24 @@ public final class AppLauncher {
 
     /** A temporary folder removed when this ends, SIGTERM included. */
     static Path temporary(Path made) {
+        TEMPORARY.add(made);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(made), "remove-" + made.getFileName()));
         return made;
+    }
+
+    /**
+     * Ends describe and reference: the temporary folders removed, then halt, not exit. A
+     * main's threads and shutdown hooks are not ours to wait for: Spring Boot's hook closes
+     * its context, which waits for the refresh that the reference left parked at the
+     * KafkaStreams constructor, forever.
+     */
+    static void end(int exit) {
+        System.out.flush();
+        System.err.flush();
+        for (Path made : TEMPORARY) {
+            deleteTree(made);
+        }
+        Runtime.getRuntime().halt(exit);
     }
 
     static void deleteTree(Path dir) {

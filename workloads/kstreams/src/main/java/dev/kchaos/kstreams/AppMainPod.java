@@ -123,7 +123,7 @@ final class AppMainPod {
             trace.emit("fatal", "error", e.getClass().getSimpleName() + ": " + e.getMessage());
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
-        Capture.runListeners(ours, e -> trace.emit("fatal", "error",
+        Capture.runListeners(ours, listeners, e -> trace.emit("fatal", "error",
                                                    e.getClass().getSimpleName() + ": " + e.getMessage()));
         trace.emitAs("main", "client-state", "from", "CREATED", "to", "CREATED");
         new CommitWatch(streams, trace).start();

@@ -12,7 +12,9 @@ import java.util.function.UnaryOperator;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /**
  * What CaptureAgent's advice calls from inside KafkaStreams (so public): the Topology and
@@ -41,6 +43,7 @@ public final class Capture {
     private static final Set<Object> ATTACHED = Collections.newSetFromMap(new IdentityHashMap<>());
     private static Properties appConfig;
     private static KafkaStreams.StateListener runListener;
+    private static StateRestoreListener runRestoreListener;
     private static Consumer<Throwable> runHandler;
 
     /** Before the app's main runs: what to do at its constructor. */
@@ -143,6 +146,42 @@ public final class Capture {
         };
     }
 
+    public static Object restoreListener(Object appListener) {
+        StateRestoreListener ours = runRestoreListener;
+        if (mode != Mode.RUN || ours == null || appListener == null) {
+            return appListener == null ? ours : appListener;
+        }
+        return new ChainedRestoreListener(ours, (StateRestoreListener) appListener);
+    }
+
+    /** The run's restore listener first, then the app's. */
+    private record ChainedRestoreListener(StateRestoreListener ours, StateRestoreListener theirs)
+            implements StateRestoreListener {
+        @Override
+        public void onRestoreStart(TopicPartition tp, String store, long start, long end) {
+            ours.onRestoreStart(tp, store, start, end);
+            theirs.onRestoreStart(tp, store, start, end);
+        }
+
+        @Override
+        public void onBatchRestored(TopicPartition tp, String store, long batchEnd, long count) {
+            ours.onBatchRestored(tp, store, batchEnd, count);
+            theirs.onBatchRestored(tp, store, batchEnd, count);
+        }
+
+        @Override
+        public void onRestoreEnd(TopicPartition tp, String store, long restored) {
+            ours.onRestoreEnd(tp, store, restored);
+            theirs.onRestoreEnd(tp, store, restored);
+        }
+
+        @Override
+        public void onRestoreSuspended(TopicPartition tp, String store, long restored) {
+            ours.onRestoreSuspended(tp, store, restored);
+            theirs.onRestoreSuspended(tp, store, restored);
+        }
+    }
+
     public static Object handler(Object appHandler) {
         Consumer<Throwable> ours = runHandler;
         if (mode != Mode.RUN || ours == null || appHandler == null) {
@@ -161,8 +200,10 @@ public final class Capture {
 
     /** Set by the pod once its own listener and handler are on the client: the app's, set
      * later, are chained behind them. */
-    static void runListeners(KafkaStreams.StateListener listener, Consumer<Throwable> handler) {
+    static void runListeners(KafkaStreams.StateListener listener, StateRestoreListener restore,
+                             Consumer<Throwable> handler) {
         runListener = listener;
+        runRestoreListener = restore;
         runHandler = handler;
     }
 

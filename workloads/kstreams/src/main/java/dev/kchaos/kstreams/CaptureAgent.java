@@ -18,8 +18,10 @@ import net.bytebuddy.implementation.bytecode.assign.Assigner;
  *     to {@link Capture} first, which records them and gives back the settings the pod runs
  *     with (the run's own over the app's);
  * <li>after construction Capture attaches the run's listeners, trace and watches;
- * <li>setStateListener and setUncaughtExceptionHandler keep the app's listener and handler,
- *     chained behind the run's (the app may set them after ours);
+ * <li>setStateListener, setGlobalStateRestoreListener and setUncaughtExceptionHandler keep
+ *     the app's listener and handler, chained behind the run's (the app may set them after
+ *     ours: spring-kafka's StreamsBuilderFactoryBean sets its restore listener, null where
+ *     the app gives none, right after constructing the client);
  * <li>start() is skipped where Capture says so (describing the app, not running it).
  * </ul>
  * Why an agent rather than a KafkaStreams of our own on the classpath: the agent rewrites
@@ -42,6 +44,8 @@ public final class CaptureAgent {
                     .and(takesArgument(1, named("java.util.Properties")
                         .or(named("org.apache.kafka.streams.StreamsConfig"))))))
                 .visit(Advice.to(StateListenerAdvice.class).on(named("setStateListener")
+                    .and(takesArguments(1))))
+                .visit(Advice.to(RestoreListenerAdvice.class).on(named("setGlobalStateRestoreListener")
                     .and(takesArguments(1))))
                 .visit(Advice.to(HandlerAdvice.class).on(named("setUncaughtExceptionHandler")
                     .and(takesArgument(0, named(
@@ -74,6 +78,16 @@ public final class CaptureAgent {
         static void enter(@Advice.Argument(value = 0, readOnly = false, typing = Assigner.Typing.DYNAMIC)
                           Object listener) {
             listener = Capture.stateListener(listener);
+        }
+    }
+
+    public static final class RestoreListenerAdvice {
+        private RestoreListenerAdvice() {}
+
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(value = 0, readOnly = false, typing = Assigner.Typing.DYNAMIC)
+                          Object listener) {
+            listener = Capture.restoreListener(listener);
         }
     }
 
