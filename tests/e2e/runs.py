@@ -61,3 +61,18 @@ def repro_brings_it_back(run_dir: Path, spark_url: str) -> Path:
     (replay,) = [p for p in run_dir.parent.iterdir() if p.is_dir() and p != run_dir]
     assert planned_steps(replay) == planned_steps(run_dir)
     return replay
+
+
+def app_valid_under_kills(results: Path, app: Path, spec: Path,
+                          spark_url: str) -> tuple[Path, dict[str, Any]]:
+    """`kchaos run --sut app` of `app` under `kill` seed 1 for 20 s: a pod killed, exit 0,
+    the oracle valid on more than 100 records. The run folder and meta.json's `app`."""
+    code, run_dir, printed = kchaos(
+        results, "run", "--sut", "app", "--app", str(app), "--input", str(spec),
+        "--profile", "kill", "--seed", SEED, "--time-limit", "20", "--spark-master", spark_url)
+    history = (run_dir / "history.jsonl").read_text().splitlines()
+    assert any('"nemesis"' in line and '"kill"' in line for line in history), "no pod killed"
+    oracle = outcome(run_dir)["checks"]["oracle"]
+    assert code == 0 and oracle["valid"] is True, (printed, oracle)
+    assert oracle["details"]["compared_records"] > 100, oracle["details"]
+    return run_dir, dict(json.loads((run_dir / "history" / "meta.json").read_text())["app"])

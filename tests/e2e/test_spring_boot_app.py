@@ -7,14 +7,13 @@ thing: Maven, a broker, the pods, the nemesis, the reference, Spark."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.runs import kchaos, outcome
+from tests.e2e.runs import app_valid_under_kills
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow, pytest.mark.needs("mvn")]
 
@@ -35,16 +34,8 @@ def executable_jar(tmp_path: Path) -> Path:
 @pytest.mark.timeout(1800)
 def test_the_spring_boot_jar_is_valid_under_kills(tmp_path: Path, spark_url: str) -> None:
     jar = executable_jar(tmp_path)
-    code, run_dir, printed = kchaos(
-        tmp_path / "results", "run", "--sut", "app", "--app", str(jar),
-        "--input", str(EXAMPLE / "word-count.yaml"), "--profile", "kill", "--seed", "1",
-        "--time-limit", "20", "--spark-master", spark_url)
-    history = (run_dir / "history.jsonl").read_text().splitlines()
-    assert any('"nemesis"' in line and '"kill"' in line for line in history), "no pod killed"
-    oracle = outcome(run_dir)["checks"]["oracle"]
-    assert code == 0 and oracle["valid"] is True, (printed, oracle)
-    assert oracle["details"]["compared_records"] > 100, oracle["details"]
-    app = json.loads((run_dir / "history" / "meta.json").read_text())["app"]
+    run_dir, app = app_valid_under_kills(tmp_path / "results", jar,
+                                         EXAMPLE / "word-count.yaml", spark_url)
     assert app["entry"]["app_main"] == START_CLASS  # the Start-Class, not the JarLauncher
     assert app["logging_binding"] == ["logback-classic"], app
     assert app["app_config"]["application.id"] == "spring-word-count", app  # its properties
